@@ -1,0 +1,3 @@
+from codexwatch.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,100 @@
+"""Command line: the dashboard by default, and headless commands for scripts.
+
+Each command lives in `codexwatch/commands/<name>.py` as `run(args, settings) -> int`,
+imported only when used, so `codexwatch turns` never loads Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from codexwatch import __version__
+from codexwatch.config import ConfigError, load_settings
+
+COMMANDS = {
+    "turns": "every turn, one per line (JSON Lines with --json)",
+    "stats": "failure statistics per model, by hour of week, episodes, parser health",
+    "status": "Codex components and incidents from status.openai.com",
+    "advise": "what to do now, with the evidence (exit code says which action)",
+    "report": "a redacted report of a failure episode, ready to paste",
+}
+
+
+def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--codex-home", metavar="DIR", default=default,
+                        help="Codex home to read (default: $CODEX_HOME, else ~/.codex)")
+    parser.add_argument("--status-url", metavar="URL", default=default,
+                        help="status page base URL (default: https://status.openai.com)")
+    parser.add_argument("--since", metavar="AGE", default=default,
+                        help="how much history to read: 90m, 24h, 7d, 4w or 'all' (default 7d)")
+    parser.add_argument("--no-status", action="store_true", default=default,
+                        help="do not contact the status page")
+    parser.add_argument("--no-cache", action="store_true", default=default,
+                        help="ignore and do not write the index cache")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codexwatch",
+        description="Why did Codex stop, is it you or OpenAI, and what to do next. "
+        "Without a command, opens the live dashboard.",
+        epilog="Codex's files are only ever read, never written. Settings: flags > "
+        "CODEXWATCH_* environment > ~/.config/codexwatch/config.toml > defaults.",
+    )
+    parser.add_argument("--version", action="version", version=f"codexwatch {__version__}")
+    _common(parser, suppress=False)
+    parser.add_argument("--demo", action="store_true",
+                        help="run on bundled sample sessions and status page, offline")
+    parser.add_argument("--no-bell", action="store_true", help="no terminal bell on new failures")
+    parser.add_argument("--no-notify", action="store_true", help="no pop-up notifications")
+    parser.add_argument("--theme", metavar="NAME", help="Textual theme (default textual-dark)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        _common(cmd, suppress=True)
+        cmd.add_argument("--json", action="store_true", help="machine-readable output")
+        if name in ("advise", "report"):
+            cmd.add_argument("--at", metavar="TIME",
+                             help="evaluate as if the clock read TIME (ISO-8601)")
+        if name == "report":
+            cmd.add_argument("--episode", metavar="ID", default="latest",
+                             help="episode id from 'stats', or 'latest' (default)")
+            cmd.add_argument("--output", metavar="FILE", help="write the report to FILE")
+    return parser
+
+
+def _settings_from(args: argparse.Namespace):
+    flags = {
+        "codex_home": getattr(args, "codex_home", None),
+        "status_url": getattr(args, "status_url", None),
+        "since": getattr(args, "since", None),
+        "status_enabled": False if getattr(args, "no_status", None) else None,
+        "use_cache": False if getattr(args, "no_cache", None) else None,
+        "bell": False if getattr(args, "no_bell", None) else None,
+        "notify": False if getattr(args, "no_notify", None) else None,
+        "theme": getattr(args, "theme", None),
+    }
+    return load_settings(flags)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = _settings_from(args)
+    except ConfigError as exc:
+        print(f"codexwatch: {exc}", file=sys.stderr)
+        return 2
+    name = args.command or "dashboard"
+    module = importlib.import_module(f"codexwatch.commands.{name}")
+    try:
+        return module.run(args, settings)
+    except ConfigError as exc:
+        print(f"codexwatch: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `codexwatch turns --json | head`
+        return 0
