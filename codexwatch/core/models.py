@@ -167,6 +167,8 @@ class Component:
     id: str
     name: str
     status: str  # one of COMPONENT_STATUSES
+    group: str | None = None  # the page's group name ("Codex", "ChatGPT"), when known
+    raw_status: str | None = None  # the page's own word, kept when it mapped to "unknown"
 
 
 @dataclass(slots=True)
@@ -189,6 +191,8 @@ class Incident:
     url: str | None
     updates: list[IncidentUpdate] = field(default_factory=list)
     published_at: float | None = None  # when OpenAI posted it
+    codex_match: str | None = None  # "component" | "title": a title match may over-include
+    kind: str = "incident"  # "incident" | "maintenance"
 
     @property
     def ongoing(self) -> bool:
@@ -214,6 +218,8 @@ class StatusSnapshot:
     components: list[Component] = field(default_factory=list)
     incidents: list[Incident] = field(default_factory=list)
     last_attempt_at: float | None = None
+    fallback: bool = False  # answered by a fallback endpoint (compat JSON or the feed)
+    history_error: str | None = None  # the recent-incidents fetch failed; older history kept
 
     @property
     def codex_incidents_ongoing(self) -> list[Incident]:
