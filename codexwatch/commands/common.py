@@ -1,0 +1,42 @@
+"""What every headless command does first: read the Codex home the settings name."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+from codexwatch.config import Settings, parse_duration
+from codexwatch.sources.history import History, load_history
+
+
+class HomeUnreadable(Exception):
+    """The Codex home cannot be read; the message says where we looked and what to do."""
+
+
+def load(settings: Settings, now: float | None = None, progress: Callable | None = None) -> History:
+    now = time.time() if now is None else now
+    history = load_history(
+        settings.codex_home,
+        parse_duration(settings.since),
+        now,
+        use_cache=settings.use_cache,
+        progress=progress,
+    )
+    if history.home_problem is not None:
+        raise HomeUnreadable(history.home_problem)
+    return history
+
+
+def fail(message: str, code: int = 2) -> int:
+    print(f"codexwatch: {message}", file=sys.stderr)
+    return code
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    """A plain text table: the headless commands' human output."""
+    cells = [header] + rows
+    widths = [max(len(str(r[i])) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

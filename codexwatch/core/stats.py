@@ -1,0 +1,185 @@
+"""Statistics over turns: pure functions, the clock passed in."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timezone, tzinfo
+from typing import Iterable
+
+from codexwatch.core.models import ERROR_CLASSES, Episode, FileHealth, Turn
+
+EPISODE_GAP = 30 * 60  # a pause this long between failures starts a new episode
+CURRENT_WINDOW = 2 * 3600  # an ongoing episode this recent is the user's trouble "now"
+WINDOWS = {"1h": 3600, "24h": 86400, "7d": 7 * 86400, "all": None}
+
+
+def iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    text = datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z")
+
+
+def _finished(turns: Iterable[Turn]) -> list[Turn]:
+    """Turns that either worked or failed; aborted and incomplete ones say neither."""
+    return sorted((t for t in turns if t.outcome in ("ok", "failed")), key=lambda t: t.at)
+
+
+def episode_id(first: Turn) -> str:
+    stamp = datetime.fromtimestamp(first.at, timezone.utc).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-{first.turn_id[-6:]}"
+
+
+def episodes(turns: Iterable[Turn], gap: float = EPISODE_GAP) -> list[Episode]:
+    """Runs of failed turns with no success between and no pause over `gap`; oldest first."""
+    out: list[Episode] = []
+    run: list[Turn] = []
+    for turn in _finished(turns):
+        if turn.outcome == "ok":
+            if run:
+                out.append(Episode(episode_id(run[0]), run, ongoing=False))
+                run = []
+            continue
+        if run and turn.at - run[-1].at > gap:
+            out.append(Episode(episode_id(run[0]), run, ongoing=False))
+            run = []
+        run.append(turn)
+    if run:
+        out.append(Episode(episode_id(run[0]), run, ongoing=True))
+    return out
+
+
+def current_episode(turns: Iterable[Turn], now: float) -> Episode | None:
+    """The episode the user is in right now, if any."""
+    found = episodes(turns)
+    if found and found[-1].ongoing and now - found[-1].last <= CURRENT_WINDOW:
+        return found[-1]
+    return None
+
+
+def _counts(turns: list[Turn]) -> dict:
+    failed = [t for t in turns if t.outcome == "failed"]
+    classes: dict[str, int] = {}
+    for t in failed:
+        classes[t.error_class or "other"] = classes.get(t.error_class or "other", 0) + 1
+    decided = len(turns)
+    return {
+        "turns": decided,
+        "failures": len(failed),
+        "failure_rate": round(len(failed) / decided, 4) if decided else None,
+        "by_class": {c: classes[c] for c in ERROR_CLASSES if c in classes},
+        "lost_minutes": round(sum((t.duration_ms or 0) for t in failed) / 60000, 1),
+        "lost_tokens": sum(t.tokens for t in failed),
+    }
+
+
+def _windowed(turns: list[Turn], now: float) -> dict:
+    out = {}
+    for name, span in WINDOWS.items():
+        chosen = turns if span is None else [t for t in turns if now - span <= t.at <= now + 60]
+        out[name] = _counts(chosen)
+    return out
+
+
+def model_stats(turns: Iterable[Turn], now: float) -> dict:
+    """Per model, and per model x effort x Fast, over 1 h / 24 h / 7 d / all."""
+    finished = _finished(turns)
+    by_model: dict[str, list[Turn]] = defaultdict(list)
+    by_variant: dict[tuple, list[Turn]] = defaultdict(list)
+    for t in finished:
+        model = t.model or "unknown"
+        by_model[model].append(t)
+        by_variant[(model, t.effort, t.fast)].append(t)
+    models = [{"model": m, **_windowed(ts, now)} for m, ts in sorted(by_model.items())]
+    variants = [
+        {"model": m, "effort": e, "fast": f, **_windowed(ts, now)}
+        for (m, e, f), ts in sorted(by_variant.items(), key=lambda kv: tuple(map(str, kv[0])))
+    ]
+    return {"models": models, "variants": variants}
+
+
+def hour_of_week(turns: Iterable[Turn], tz: tzinfo | None = None) -> dict:
+    """7 x 24 grids (Monday first, local time) of turns and failures."""
+    turns_grid = [[0] * 24 for _ in range(7)]
+    fail_grid = [[0] * 24 for _ in range(7)]
+    for t in _finished(turns):
+        local = datetime.fromtimestamp(t.at, timezone.utc).astimezone(tz)
+        turns_grid[local.weekday()][local.hour] += 1
+        if t.outcome == "failed":
+            fail_grid[local.weekday()][local.hour] += 1
+    return {"turns": turns_grid, "failures": fail_grid, "quietest": quietest_hours(fail_grid, turns_grid)}
+
+
+def quietest_hours(failures: list[list[int]], turns: list[list[int]], n: int = 5) -> list[list[int]]:
+    """The hours with the lowest failure rate among those the user actually works in."""
+    worked = [(d, h) for d in range(7) for h in range(24) if turns[d][h] > 0]
+    ranked = sorted(worked, key=lambda dh: (failures[dh[0]][dh[1]] / turns[dh[0]][dh[1]], -turns[dh[0]][dh[1]]))
+    return [[d, h] for d, h in ranked[:n]]
+
+
+def sessions_running(turns: Iterable[Turn]) -> list[str]:
+    return sorted({t.session_id for t in turns if t.live})
+
+
+def parser_health(health: Iterable[FileHealth]) -> dict:
+    by_version: dict[str, dict] = defaultdict(
+        lambda: {"files": 0, "lines": 0, "malformed": 0, "oversized": 0, "unknown_types": {},
+                 "unsupported_files": 0}
+    )
+    total = {"files": 0, "lines": 0, "malformed": 0, "oversized": 0, "unknown_lines": 0,
+             "unsupported_files": 0, "unreadable_files": 0}
+    for h in health:
+        row = by_version[h.cli_version or "unknown"]
+        row["files"] += 1
+        row["lines"] += h.lines
+        row["malformed"] += h.malformed
+        row["oversized"] += h.oversized
+        row["unsupported_files"] += int(h.unsupported)
+        for name, n in h.unknown_types.items():
+            row["unknown_types"][name] = row["unknown_types"].get(name, 0) + n
+        total["files"] += 1
+        total["lines"] += h.lines
+        total["malformed"] += h.malformed
+        total["oversized"] += h.oversized
+        total["unknown_lines"] += sum(h.unknown_types.values())
+        total["unsupported_files"] += int(h.unsupported)
+        total["unreadable_files"] += int(h.error is not None)
+    bad = total["malformed"] + total["unknown_lines"]
+    total["understood"] = round(1 - bad / total["lines"], 4) if total["lines"] else None
+    return {**total, "by_version": dict(sorted(by_version.items()))}
+
+
+def episode_json(ep: Episode) -> dict:
+    return {
+        "id": ep.id,
+        "first": iso(ep.first),
+        "last": iso(ep.last),
+        "failures": len(ep.failures),
+        "classes": ep.classes,
+        "models": ep.models,
+        "sessions": ep.sessions,
+        "ongoing": ep.ongoing,
+    }
+
+
+def compute_stats(
+    turns: list[Turn], health: Iterable[FileHealth], now: float, tz: tzinfo | None = None,
+    unknown_error_infos: dict[str, int] | None = None,
+) -> dict:
+    """Everything `codexwatch stats --json` prints."""
+    outcomes: dict[str, int] = defaultdict(int)
+    for t in turns:
+        outcomes[t.outcome] += 1
+    eps = episodes(turns)
+    current = current_episode(turns, now)
+    return {
+        "generated_at": iso(now),
+        "turns": len(turns),
+        "outcomes": dict(outcomes),
+        **model_stats(turns, now),
+        "hour_of_week": hour_of_week(turns, tz),
+        "episodes": [episode_json(e) for e in eps],
+        "current_episode": current.id if current else None,
+        "sessions_running": sessions_running(turns),
+        "parser": {**parser_health(health), "unknown_error_infos": unknown_error_infos or {}},
+    }

@@ -1,0 +1,345 @@
+"""Records of one rollout file -> its turns, for every era of the format.
+
+- era D (0.145+): `task_complete.error` gives the cause;
+- era C (0.100-0.140): `task_started`/`task_complete`; an `error` event gives the cause where
+  the TUI wrote one, otherwise a turn with no final message and no output failed, cause
+  `unrecorded`;
+- era B (0.40-0.80): no boundaries; a turn starts at each user message and failed when no
+  output and no tool call came before the next one;
+- era A (0.20): nothing recoverable; the file is marked unsupported.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from codexwatch.core import parse as P
+from codexwatch.core.classify import classify
+from codexwatch.core.models import Turn
+
+ERA_D_FROM = (0, 145)  # first versions that write task_complete.error
+ERA_C_FROM = (0, 100)  # first versions that write task_started/task_complete
+_VERSION = re.compile(r"(\d+)\.(\d+)")
+
+
+def version_tuple(version: str | None) -> tuple[int, int] | None:
+    match = _VERSION.match(version or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def parse_ts(raw: bytes | str | None) -> float | None:
+    """Codex line timestamps: `2026-11-29T08:35:10.767Z`."""
+    if raw is None:
+        return None
+    text = raw.decode("ascii", "replace") if isinstance(raw, bytes) else raw
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+def _time(value: Any) -> float | None:
+    """Epoch seconds, or an ISO string (some writers use one)."""
+    number = _num(value)
+    if number is not None:
+        return number / 1000.0 if number > 1e11 else number  # milliseconds by mistake
+    return parse_ts(value) if isinstance(value, str) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class TurnAssembler:
+    """Fed the records of one file in order; knows its turns at any moment."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.session_id: str | None = None
+        self.cli_version: str | None = None
+        self.originator: str | None = None
+        self.provider: str | None = None
+        self.cwd: str | None = None
+        self.unsupported = False
+        self.unknown_infos: dict[str, int] = {}
+        self._model: str | None = None
+        self._effort: str | None = None
+        self._fast: bool | None = None
+        self._task_mode = False
+        self._last_total_tokens = 0
+        self.last_ts: float | None = None
+        self._resets_at: float | None = None
+        self.done: list[Turn] = []
+        self.open: Turn | None = None
+        self._has_output = False
+        self._error: tuple[Any, str | None] | None = None
+        self._tokens_at_start = 0
+        self._seen_records = 0
+
+    # -- feeding -------------------------------------------------------------------
+
+    def feed(self, records: list[tuple]) -> None:
+        for kind, ts, payload in records:
+            self._seen_records += 1
+            handler = _HANDLERS.get(kind)
+            if handler is not None:
+                handler(self, ts, payload)
+            when = parse_ts(ts)
+            if when is not None:
+                self.last_ts = when
+
+    def _on_meta(self, ts, p: dict) -> None:
+        if self.session_id is not None:
+            return  # a fork replays its parent's meta: the first one is the file's identity
+        self.session_id = _str(p.get("id")) or _str(p.get("session_id"))
+        self.cli_version = _str(p.get("cli_version"))
+        self.originator = _str(p.get("originator"))
+        self.provider = _str(p.get("model_provider"))
+        self.cwd = _str(p.get("cwd"))
+        version = version_tuple(self.cli_version)
+        if version is not None and version >= ERA_C_FROM:
+            self._task_mode = True
+
+    def _on_legacy(self, ts, obj: dict) -> None:
+        if self._seen_records == 1 and self.session_id is None:
+            self.unsupported = True
+            self.session_id = _str(obj.get("id"))
+
+    def _on_turn_context(self, ts, p: dict) -> None:
+        self._model = _str(p.get("model")) or self._model
+        effort = p.get("effort")
+        if effort is None and isinstance(p.get("collaboration_mode"), dict):
+            settings = p["collaboration_mode"].get("settings")
+            effort = settings.get("reasoning_effort") if isinstance(settings, dict) else None
+        self._effort = _str(effort)
+        self.cwd = _str(p.get("cwd")) or self.cwd
+        if self.open is not None:
+            self.open.model = self._model
+            self.open.effort = self._effort
+            self.open.cwd = self.cwd
+
+    def _on_settings(self, ts, p: dict) -> None:
+        settings = p.get("thread_settings")
+        if not isinstance(settings, dict):
+            return
+        self._fast = True if settings.get("service_tier") == "priority" else None
+        self._model = self._model or _str(settings.get("model"))
+        if self.open is not None:
+            self.open.fast = self._fast
+
+    def _on_task_started(self, ts, p: dict) -> None:
+        self._task_mode = True
+        self._close_open("incomplete")
+        turn_id = _str(p.get("turn_id")) or f"{self.session_id}#{len(self.done)}"
+        self._start(turn_id, parse_ts(ts) or _time(p.get("started_at")))
+        window = _num(p.get("model_context_window"))
+        if window and self.open is not None:
+            self.open.context_window = int(window)
+
+    def _on_user_message(self, ts, p) -> None:
+        if self._task_mode:
+            return
+        # Era B: the previous turn ends where the next prompt begins.
+        self._close_era_b()
+        self._start(f"{self.session_id}#{len(self.done)}", parse_ts(ts))
+
+    def _on_output(self, ts, p) -> None:
+        self._has_output = True
+
+    def _on_tool_call(self, ts, p) -> None:
+        if self.open is not None:
+            self.open.tool_calls += 1
+
+    def _on_error(self, ts, p: dict) -> None:
+        message = _str(p.get("message"))
+        info = p.get("codex_error_info")
+        if info in ("thread_rollback_failed",) or (
+            isinstance(info, dict) and "active_turn_not_steerable" in info
+        ):
+            return  # reported to the user, but the turn goes on
+        self._error = (info, message)
+
+    def _on_token_count(self, ts, p: dict) -> None:
+        info = p.get("info")
+        if isinstance(info, dict):
+            total = info.get("total_token_usage")
+            total_tokens = _num(total.get("total_tokens")) if isinstance(total, dict) else None
+            if total_tokens is not None:
+                self._last_total_tokens = int(total_tokens)
+            last = info.get("last_token_usage")
+            used = _num(last.get("total_tokens")) if isinstance(last, dict) else None
+            window = _num(info.get("model_context_window"))
+            if self.open is not None:
+                if used is not None:
+                    self.open.context_used = int(used)
+                if window:
+                    self.open.context_window = int(window)
+                self.open.tokens = max(0, self._last_total_tokens - self._tokens_at_start)
+        limits = p.get("rate_limits")
+        if isinstance(limits, dict):
+            resets = [
+                _time(w.get("resets_at"))
+                for w in (limits.get("primary"), limits.get("secondary"))
+                if isinstance(w, dict) and _num(w.get("used_percent")) is not None
+                and (_num(w.get("used_percent")) or 0) >= 100
+            ]
+            resets = [r for r in resets if r]
+            self._resets_at = max(resets) if resets else None
+
+    def _on_task_complete(self, ts, p: dict) -> None:
+        turn = self.open
+        if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
+            return  # the end of a turn we never saw begin (a replayed or truncated prefix)
+        ended = parse_ts(ts) or _time(p.get("completed_at"))
+        duration = _num(p.get("duration_ms"))
+        ttft = _num(p.get("time_to_first_token_ms"))
+        turn.time_to_first_token_ms = int(ttft) if ttft is not None else None
+        turn.ended_at = ended
+        turn.duration_ms = int(duration) if duration is not None else _span_ms(turn)
+        error = p.get("error")
+        if isinstance(error, dict):
+            self._fail(turn, error.get("codex_error_info"), _str(error.get("message")))
+        elif self._error is not None:
+            self._fail(turn, *self._error)
+        elif p.get("last_agent_message") is None and not self._has_output and not self._era_d():
+            self._fail(turn, None, None, unrecorded=True)
+        else:
+            turn.outcome = "ok"
+        self._finish()
+
+    def _on_turn_aborted(self, ts, p: dict) -> None:
+        turn = self.open
+        if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
+            return
+        turn.outcome = "aborted"
+        turn.ended_at = parse_ts(ts) or _time(p.get("completed_at"))
+        duration = _num(p.get("duration_ms"))
+        turn.duration_ms = int(duration) if duration is not None else _span_ms(turn)
+        self._finish()
+
+    # -- turn life -------------------------------------------------------------------
+
+    def _era_d(self) -> bool:
+        version = version_tuple(self.cli_version)
+        return version is not None and version >= ERA_D_FROM
+
+    def _start(self, turn_id: str, started_at: float | None) -> None:
+        self.open = Turn(
+            session_id=self.session_id or "",
+            turn_id=turn_id,
+            file=self.file,
+            cli_version=self.cli_version,
+            originator=self.originator,
+            provider=self.provider,
+            cwd=self.cwd,
+            model=self._model,
+            effort=self._effort,
+            fast=self._fast,
+            started_at=started_at,
+            turn_index=len(self.done),
+        )
+        self._has_output = False
+        self._error = None
+        self._tokens_at_start = self._last_total_tokens
+
+    def _fail(self, turn: Turn, info: Any, message: str | None, unrecorded: bool = False) -> None:
+        turn.outcome = "failed"
+        turn.codex_error_info = info
+        turn.message = message
+        if unrecorded:
+            turn.error_class = "unrecorded"
+        else:
+            turn.error_class, turn.http_status, unknown = classify(info, message)
+            if unknown:
+                key = repr(info)[:80]
+                self.unknown_infos[key] = self.unknown_infos.get(key, 0) + 1
+        worked = turn.tool_calls > 0 or self._has_output or bool(turn.time_to_first_token_ms)
+        turn.shape = "interrupted" if worked else "rejected"
+        if turn.error_class == "usage_limit":
+            turn.rate_limit_resets_at = self._resets_at
+
+    def _finish(self) -> None:
+        assert self.open is not None
+        self.done.append(self.open)
+        self.open = None
+
+    def _close_open(self, outcome: str) -> None:
+        """A turn that never got its end line (Codex was killed, or the session resumed)."""
+        if self.open is not None:
+            self.open.outcome = outcome
+            self.open.ended_at = self.last_ts
+            self.open.duration_ms = _span_ms(self.open)
+            self._finish()
+
+    def _close_era_b(self) -> None:
+        turn = self.open
+        if turn is None:
+            return
+        turn.ended_at = self.last_ts
+        turn.duration_ms = _span_ms(turn)
+        if self._has_output or turn.tool_calls:
+            turn.outcome = "ok"
+        else:
+            self._fail(turn, None, None, unrecorded=True)
+        self._finish()
+
+    # -- reading out -----------------------------------------------------------------
+
+    def turns(self, idle: bool) -> list[Turn]:
+        """All turns so far. `idle`: the file has not been written for a while, so an open
+        turn is over (killed, crashed) rather than still running."""
+        if self.unsupported:
+            return []
+        out = list(self.done)
+        turn = self.open
+        if turn is not None:
+            if not self._task_mode and (self._has_output or turn.tool_calls):
+                view = _copy(turn, outcome="ok", ended_at=self.last_ts)
+            elif not self._task_mode and idle:
+                view = _copy(turn, ended_at=self.last_ts)
+                self._fail(view, None, None, unrecorded=True)
+            else:
+                view = _copy(turn, outcome="incomplete", live=not idle)
+            view.duration_ms = view.duration_ms or _span_ms(view, self.last_ts)
+            out.append(view)
+        return out
+
+
+def _span_ms(turn: Turn, end: float | None = None) -> int | None:
+    stop = end if end is not None else turn.ended_at
+    if turn.started_at is None or stop is None:
+        return None
+    return max(0, int(round((stop - turn.started_at) * 1000)))
+
+
+def _copy(turn: Turn, **changes) -> Turn:
+    clone = Turn(**{name: getattr(turn, name) for name in Turn.__slots__})
+    for key, value in changes.items():
+        setattr(clone, key, value)
+    return clone
+
+
+_HANDLERS = {
+    P.META: TurnAssembler._on_meta,
+    P.LEGACY: TurnAssembler._on_legacy,
+    P.TURN_CONTEXT: TurnAssembler._on_turn_context,
+    P.SETTINGS: TurnAssembler._on_settings,
+    P.TASK_STARTED: TurnAssembler._on_task_started,
+    P.USER_MESSAGE: TurnAssembler._on_user_message,
+    P.OUTPUT: TurnAssembler._on_output,
+    P.TOOL_CALL: TurnAssembler._on_tool_call,
+    P.ERROR: TurnAssembler._on_error,
+    P.TOKEN_COUNT: TurnAssembler._on_token_count,
+    P.TASK_COMPLETE: TurnAssembler._on_task_complete,
+    P.TURN_ABORTED: TurnAssembler._on_turn_aborted,
+}

@@ -1,0 +1,162 @@
+"""A Codex home's rollouts -> turns: the first full read, then whatever changes.
+
+Files are found under `sessions/` and `archived_sessions/`. Forks and sub-agent files replay
+their parent's turns, so turns are keyed on `turn_id` and the first file that has one (the
+oldest, as files are read in path order) keeps it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from codexwatch.core.classify import classify
+from codexwatch.core.models import FileHealth, Turn
+from codexwatch.sources import logdb
+from codexwatch.sources.reader import RolloutReader
+
+ROLLOUT_DIRS = ("sessions", "archived_sessions")
+Progress = Callable[[int, int], None]
+
+
+def home_problem(home: Path) -> str | None:
+    """A sentence for the user when there is nothing to read, else None."""
+    if not home.exists():
+        return (
+            f"No Codex home at {home}. Set CODEX_HOME or pass --codex-home DIR "
+            "(or try codexwatch --demo)."
+        )
+    if not home.is_dir():
+        return f"{home} is not a folder; --codex-home must name Codex's home folder."
+    if not any((home / d).is_dir() for d in ROLLOUT_DIRS):
+        return f"{home} has no sessions/ folder yet: Codex creates it with the first session."
+    return None
+
+
+def find_rollouts(home: Path, modified_since: float | None = None) -> list[str]:
+    """Every rollout file under the home, oldest path first."""
+    found: list[str] = []
+    for sub in ROLLOUT_DIRS:
+        _walk(str(home / sub), modified_since, found)
+    found.sort()
+    return found
+
+
+def _walk(folder: str, modified_since: float | None, out: list[str]) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=True):
+                _walk(entry.path, modified_since, out)
+            elif entry.name.endswith(".jsonl") and entry.is_file():
+                if modified_since is None or entry.stat().st_mtime >= modified_since:
+                    out.append(entry.path)
+        except OSError:
+            continue  # vanished between listing and looking
+
+
+@dataclass
+class History:
+    home: Path
+    since_seconds: float | None = None
+    now: float = 0.0  # the clock reading of the last load or refresh
+    readers: dict[str, RolloutReader] = field(default_factory=dict)
+    _cached: list[Turn] | None = None
+    _log_causes: dict[str, str] = field(default_factory=dict)
+    _log_checked: set[str] = field(default_factory=set)
+
+    @property
+    def home_problem(self) -> str | None:
+        return home_problem(self.home)
+
+    def cutoff(self, now: float) -> float | None:
+        return None if self.since_seconds is None else now - self.since_seconds
+
+    def load(self, now: float, progress: Progress | None = None) -> None:
+        self.now = now
+        paths = find_rollouts(self.home, self.cutoff(now))
+        for done, path in enumerate(paths, 1):
+            self.refresh_file(path)
+            if progress is not None:
+                progress(done, len(paths))
+
+    def refresh_file(self, path: str) -> bool:
+        """Read what was appended to one file; True when anything changed."""
+        reader = self.readers.get(path)
+        if reader is None:
+            reader = self.readers[path] = RolloutReader(path)
+        changed = reader.read_new().changed
+        if changed:
+            self._cached = None
+        return changed
+
+    def refresh(self, paths: Iterable[str], now: float | None = None) -> list[str]:
+        """Read the given files (new ones included); -> the paths that changed."""
+        if now is not None and now != self.now:
+            self.now = now
+            self._cached = None  # liveness and the --since window move with the clock
+        return [p for p in paths if self.refresh_file(p)]
+
+    def discover(self, now: float) -> list[str]:
+        """Files that appeared since the last look."""
+        return [p for p in find_rollouts(self.home, self.cutoff(now)) if p not in self.readers]
+
+    @property
+    def turns(self) -> list[Turn]:
+        """Every turn as of `self.now`, oldest first (recomputed only after a change)."""
+        if self._cached is None:
+            self._cached = self.turns_at(self.now)
+        return self._cached
+
+    def turns_at(self, now: float) -> list[Turn]:
+        cutoff = self.cutoff(now)
+        by_id: dict[str, Turn] = {}
+        for path in sorted(self.readers):
+            for turn in self.readers[path].turns(now):
+                by_id.setdefault(turn.turn_id, turn)
+        turns = [t for t in by_id.values() if cutoff is None or t.at >= cutoff or t.live]
+        self._add_log_causes(turns)
+        turns.sort(key=lambda t: (t.started_at or t.at, t.turn_index))
+        return turns
+
+    def _add_log_causes(self, turns: list[Turn]) -> None:
+        wanted = {t.session_id for t in turns if t.error_class == "unrecorded"}
+        new = wanted - self._log_checked
+        if new:
+            self._log_causes.update(logdb.turn_errors(self.home, new))
+            self._log_checked |= new
+        if not self._log_causes:
+            return
+        for turn in turns:
+            message = self._log_causes.get(turn.turn_id)
+            if turn.error_class == "unrecorded" and message:
+                turn.message = message
+                turn.error_class, turn.http_status, _ = classify(None, message)
+
+    def health(self) -> list[FileHealth]:
+        return [r.health() for _, r in sorted(self.readers.items())]
+
+    def unknown_error_infos(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for reader in self.readers.values():
+            for key, n in reader.assembler.unknown_infos.items():
+                counts[key] = counts.get(key, 0) + n
+        return counts
+
+
+def load_history(
+    home: Path,
+    since_seconds: float | None,
+    now: float,
+    use_cache: bool = True,
+    progress: Progress | None = None,
+) -> History:
+    history = History(home=Path(home), since_seconds=since_seconds)
+    if history.home_problem is None:
+        history.load(now, progress)
+    return history
