@@ -1,0 +1,32 @@
+from pathlib import Path
+
+import pytest
+
+from codexwatch.config import ConfigError, load_settings, parse_duration
+
+
+def test_layers_flags_over_env_over_file_over_defaults(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('since = "24h"\nstatus_url = "http://file"\nbell = false\n')
+    env = {"CODEXWATCH_STATUS_URL": "http://env", "CODEX_HOME": "/from/env"}
+    s = load_settings({"since": "1h", "codex_home": None}, env=env, config_path=cfg)
+    assert (s.since, s.status_url, s.bell, s.codex_home) == ("1h", "http://env", False, Path("/from/env"))
+
+
+def test_defaults_follow_codex(monkeypatch, tmp_path):
+    s = load_settings({}, env={}, config_path=tmp_path / "none.toml")
+    assert s.codex_home == Path.home() / ".codex" and s.since == "7d"
+
+
+@pytest.mark.parametrize("text,seconds", [("90m", 5400), ("24h", 86400), ("7d", 604800), ("all", None)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+def test_bad_config_is_a_clear_error(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("colour = 'red'\n")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        load_settings({}, env={}, config_path=cfg)
+    with pytest.raises(ConfigError, match="not a duration"):
+        load_settings({"since": "soon"}, env={}, config_path=tmp_path / "x.toml")

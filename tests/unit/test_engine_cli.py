@@ -1,0 +1,58 @@
+"""The headless commands, run as a user would run them."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from codexwatch.cli import main
+from codexwatch.core.models import TURN_JSON_KEYS
+from tests.conftest import REAL_CLI
+
+
+def test_turns_json_lines_have_exactly_the_contract_keys(capsysbinary):
+    assert main(["turns", "--json", "--codex-home", str(REAL_CLI / "exec-0.171.0"), "--since", "all"]) == 0
+    lines = capsysbinary.readouterr().out.decode().splitlines()
+    assert len(lines) == 8
+    for line in lines:
+        obj = json.loads(line)
+        assert tuple(obj) == TURN_JSON_KEYS
+        assert obj["outcome"] in ("ok", "failed", "aborted", "incomplete")
+        assert (obj["error_class"] is None) == (obj["outcome"] != "failed")
+        assert obj["started_at"].endswith("Z")
+
+
+def test_stats_json_has_models_episodes_and_parser(capsysbinary):
+    assert main(["stats", "--json", "--codex-home", str(REAL_CLI / "tui-0.171.0"), "--since", "all"]) == 0
+    stats = json.loads(capsysbinary.readouterr().out)
+    assert stats["models"][0]["model"] == "gpt-6-sol"
+    assert stats["models"][0]["all"]["failures"] == 3
+    assert stats["episodes"][0]["classes"] == {"capacity": 2, "rate_limit": 1}
+    assert stats["parser"]["files"] == 1 and stats["parser"]["understood"] == 1.0
+
+
+def test_since_filters_old_turns(capsysbinary):
+    assert main(["turns", "--json", "--codex-home", str(REAL_CLI / "tui-0.171.0"), "--since", "1m"]) == 0
+    assert capsysbinary.readouterr().out == b""
+
+
+@pytest.mark.parametrize("argv", [["stats", "--since", "7x"], ["turns", "--codex-home", "/does/not/exist"]])
+def test_bad_input_is_one_line_and_nonzero(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("codexwatch: ")
+
+
+def test_human_tables_and_version_from_the_installed_command():
+    out = subprocess.run([sys.executable, "-m", "codexwatch", "stats", "--codex-home",
+                          str(REAL_CLI / "tui-0.140.0"), "--since", "all"], capture_output=True, text=True)
+    assert out.returncode == 0 and "gpt-6-sol" in out.stdout and "Parser:" in out.stdout
+    version = subprocess.run([sys.executable, "-m", "codexwatch", "--version"], capture_output=True, text=True)
+    assert version.stdout.startswith("codexwatch ")
+
+
+def test_codex_home_comes_from_the_environment(monkeypatch, capsysbinary):
+    monkeypatch.setenv("CODEX_HOME", str(REAL_CLI / "exec-0.80.0"))
+    assert main(["turns", "--json", "--since", "all"]) == 0
+    assert len(capsysbinary.readouterr().out.splitlines()) == 2

@@ -1,0 +1,155 @@
+"""The incremental reader: appends in any pieces, garbage, truncation, replacement."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codexwatch.sources.reader import RolloutReader
+from tests.conftest import REAL_CLI
+
+NOW = time.time()
+TUI_171 = next((REAL_CLI / "tui-0.171.0").rglob("rollout-*.jsonl"))
+EXEC_171 = sorted((REAL_CLI / "exec-0.171.0").rglob("rollout-*.jsonl"))
+
+
+def fingerprint(turns):
+    return [
+        (t.turn_id, t.outcome, t.error_class, t.shape, t.model, t.fast, t.tool_calls, t.duration_ms,
+         t.message, t.tokens)
+        for t in turns
+    ]
+
+
+def read_whole(data: bytes, tmp: Path):
+    path = tmp / "whole.jsonl"
+    path.write_bytes(data)
+    reader = RolloutReader(str(path))
+    reader.read_new()
+    return fingerprint(reader.turns(NOW)), reader.counts.lines
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.floats(0, 1), max_size=12))
+def test_appending_in_random_pieces_gives_the_same_turns(tmp_path, cuts):
+    data = TUI_171.read_bytes()
+    expected = read_whole(data, tmp_path)
+    points = sorted({int(c * len(data)) for c in cuts}) + [len(data)]
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"")
+    reader = RolloutReader(str(path))
+    written = 0
+    with open(path, "ab") as out:
+        for point in points:
+            out.write(data[written:point])
+            out.flush()
+            written = point
+            reader.read_new()
+    assert (fingerprint(reader.turns(NOW)), reader.counts.lines) == expected
+
+
+def test_small_chunks_split_lines_anywhere(tmp_path, monkeypatch):
+    from codexwatch.sources import reader as reader_module
+
+    data = EXEC_171[4].read_bytes()
+    expected = read_whole(data, tmp_path)
+    monkeypatch.setattr(reader_module, "CHUNK", 97)
+    path = tmp_path / "chunked.jsonl"
+    path.write_bytes(data)
+    reader = RolloutReader(str(path))
+    reader.read_new()
+    assert (fingerprint(reader.turns(NOW)), reader.counts.lines) == expected
+
+
+def test_pending_last_line_waits_for_its_newline(tmp_path):
+    data = EXEC_171[2].read_bytes()  # overloaded_fast: the failure is on the last line
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(data[:-40])
+    reader = RolloutReader(str(path))
+    reader.read_new()
+    assert [t.outcome for t in reader.turns(NOW)] == ["incomplete"]
+    with open(path, "ab") as out:
+        out.write(data[-40:])
+    assert reader.read_new().changed
+    assert [(t.outcome, t.error_class) for t in reader.turns(NOW)] == [("failed", "capacity")]
+
+
+def test_garbage_lines_are_counted_and_skipped(tmp_path):
+    lines = EXEC_171[2].read_bytes().splitlines(keepends=True)
+    garbage = [b"not json at all\n", b'{"timestamp":"2026-11-29T08:35:10.767Z","type":"event_msg","payload":{"type":"task_complete",\n',
+               b"\xff\xfe\x00binary\n", b"[1,2,3]\n", b'{"timestamp":"x","type":"brand_new_thing","payload":{}}\n']
+    data = b"".join(lines[:5] + garbage + lines[5:])
+    path = tmp_path / "g.jsonl"
+    path.write_bytes(data)
+    reader = RolloutReader(str(path))
+    reader.read_new()
+    assert [(t.outcome, t.error_class) for t in reader.turns(NOW)] == [("failed", "capacity")]
+    health = reader.health()
+    assert health.malformed == 4
+    assert health.unknown_types == {"brand_new_thing": 1}
+    assert health.lines == len(lines) + len(garbage)
+
+
+def test_oversized_line_is_skipped_without_holding_it(tmp_path):
+    lines = EXEC_171[4].read_bytes().splitlines(keepends=True)
+    huge = (b'{"timestamp":"2026-11-29T08:35:21.611Z","type":"response_item","payload":{"type":"function_call_output","output":"'
+            + b"x" * 5000 + b'"}}\n')
+    path = tmp_path / "o.jsonl"
+    path.write_bytes(b"".join(lines[:14] + [huge] + lines[14:]))
+    reader = RolloutReader(str(path), max_line=1000)
+    reader.read_new()
+    assert [(t.outcome, t.error_class, t.tool_calls) for t in reader.turns(NOW)] == [("failed", "capacity", 3)]
+    assert reader.health().oversized >= 1
+
+
+def test_truncated_file_is_read_again_from_the_start(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(TUI_171.read_bytes())
+    reader = RolloutReader(str(path))
+    reader.read_new()
+    assert len(reader.turns(NOW)) == 5
+    path.write_bytes(EXEC_171[2].read_bytes())  # shorter: truncated and rewritten
+    result = reader.read_new()
+    assert result.restarted
+    assert [(t.outcome, t.error_class) for t in reader.turns(NOW)] == [("failed", "capacity")]
+
+
+def test_replaced_file_is_noticed_by_its_inode(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(EXEC_171[0].read_bytes())
+    reader = RolloutReader(str(path))
+    reader.read_new()
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_bytes(TUI_171.read_bytes())
+    os.replace(replacement, path)
+    assert reader.read_new().restarted
+    assert len(reader.turns(NOW)) == 5
+
+
+def test_vanished_file_is_reported_not_raised(tmp_path):
+    path = tmp_path / "v.jsonl"
+    path.write_bytes(EXEC_171[2].read_bytes())
+    reader = RolloutReader(str(path))
+    reader.read_new()
+    path.unlink()
+    result = reader.read_new()
+    assert result.error == "file vanished"
+    assert reader.health().error == "file vanished"
+    assert len(reader.turns(NOW)) == 1  # what was read is kept
+
+
+def test_running_turn_is_live_until_the_file_goes_quiet(tmp_path):
+    data = EXEC_171[2].read_bytes()
+    path = tmp_path / "l.jsonl"
+    path.write_bytes(data.rsplit(b"\n", 2)[0] + b"\n")
+    reader = RolloutReader(str(path))
+    reader.read_new()
+    started = reader.assembler.last_ts
+    [turn] = reader.turns(started + 5)
+    assert turn.outcome == "incomplete" and turn.live
+    [turn] = reader.turns(started + 3600)
+    assert turn.outcome == "incomplete" and not turn.live

@@ -1,0 +1,78 @@
+from datetime import timezone
+
+from codexwatch.core.models import FileHealth, Turn
+from codexwatch.core.stats import (
+    compute_stats, current_episode, episodes, hour_of_week, model_stats, parser_health,
+)
+
+T0 = 1_795_900_000.0  # Saturday 28 Nov 2026, 21:06 UTC
+
+
+def turn(i, at, outcome="ok", cls=None, model="gpt-6-sol", session="s1", **kw):
+    return Turn(session_id=session, turn_id=f"t{i}", file="f", model=model, started_at=at - 5,
+                ended_at=at, duration_ms=5000, outcome=outcome, error_class=cls, **kw)
+
+
+def test_episodes_split_on_success_and_on_long_gaps():
+    turns = [
+        turn(1, T0, "failed", "capacity"),
+        turn(2, T0 + 60, "failed", "capacity"),
+        turn(3, T0 + 120),
+        turn(4, T0 + 200, "failed", "rate_limit"),
+        turn(5, T0 + 200 + 31 * 60, "failed", "capacity", session="s2"),
+        turn(6, T0 + 200 + 32 * 60, "aborted"),
+    ]
+    eps = episodes(turns)
+    assert [[t.turn_id for t in e.failures] for e in eps] == [["t1", "t2"], ["t4"], ["t5"]]
+    assert [e.ongoing for e in eps] == [False, False, True]
+    assert eps[0].classes == {"capacity": 2}
+    assert eps[-1].sessions == ["s2"]
+
+
+def test_current_episode_only_when_ongoing_and_recent():
+    turns = [turn(1, T0, "failed", "capacity")]
+    assert current_episode(turns, T0 + 60).failures[0].turn_id == "t1"
+    assert current_episode(turns, T0 + 3 * 3600) is None
+    assert current_episode(turns + [turn(2, T0 + 30)], T0 + 60) is None
+
+
+def test_model_stats_windows_and_lost_work():
+    turns = [
+        turn(1, T0 - 2 * 86400, "failed", "capacity", tokens=500),
+        turn(2, T0 - 600),
+        turn(3, T0 - 300, "failed", "capacity", tokens=100),
+        turn(4, T0 - 200, model="gpt-6-luna"),
+    ]
+    stats = model_stats(turns, T0)
+    sol = next(m for m in stats["models"] if m["model"] == "gpt-6-sol")
+    assert sol["1h"] == {"turns": 2, "failures": 1, "failure_rate": 0.5, "by_class": {"capacity": 1},
+                         "lost_minutes": 0.1, "lost_tokens": 100}
+    assert sol["all"]["failures"] == 2 and sol["all"]["lost_tokens"] == 600
+    assert sol["24h"]["turns"] == 2 and sol["7d"]["turns"] == 3
+    assert len(stats["variants"]) == 2
+
+
+def test_hour_of_week_in_the_given_zone():
+    grid = hour_of_week([turn(1, T0, "failed", "capacity"), turn(2, T0 + 10)], timezone.utc)
+    assert grid["turns"][5][21] == 2 and grid["failures"][5][21] == 1
+    assert sum(map(sum, grid["turns"])) == 2
+    assert grid["quietest"] == [[5, 21]]
+
+
+def test_parser_health_share_understood_by_version():
+    health = [
+        FileHealth("a", "0.171.0", lines=100, malformed=1, unknown_types={"world_x": 1}),
+        FileHealth("b", None, lines=6, unsupported=True),
+    ]
+    p = parser_health(health)
+    assert p["lines"] == 106 and p["unknown_lines"] == 1 and p["unsupported_files"] == 1
+    assert p["understood"] == round(1 - 2 / 106, 4)
+    assert p["by_version"]["0.171.0"]["unknown_types"] == {"world_x": 1}
+
+
+def test_compute_stats_is_json_ready():
+    import orjson
+
+    stats = compute_stats([turn(1, T0, "failed", "capacity")], [], T0 + 10, timezone.utc)
+    assert stats["current_episode"] == stats["episodes"][0]["id"]
+    orjson.dumps(stats)
