@@ -1,0 +1,108 @@
+"""The benchmark history generator writes valid, self-consistent Codex homes."""
+
+from __future__ import annotations
+
+import calendar
+import importlib.util
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "make_history.py"
+NOW = calendar.timegm((2026, 11, 29, 12, 0, 0))
+NAME = re.compile(r"rollout-(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d)-([0-9a-f-]{36})\.jsonl")
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("make_history", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    out = tmp_path_factory.mktemp("history")
+    manifest = _load().build(out, 2_000_000, days=10, seed=3, now=NOW)
+    files = sorted(out.glob("sessions/*/*/*/rollout-*.jsonl"))
+    return out, manifest, files
+
+
+def _seconds(stamp: str) -> int:
+    return calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+
+
+def _lines(path: Path) -> list:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_size_and_manifest(history):
+    out, manifest, files = history
+    assert manifest["files"] == len(files) > 3
+    assert manifest["bytes"] == sum(f.stat().st_size for f in files) >= 2_000_000
+    assert json.loads((out / "manifest.json").read_text())["turns"] == manifest["turns"]
+    by_outcome = manifest["turns_by_outcome"]
+    assert sum(by_outcome.values()) == manifest["turns"]
+    assert sum(manifest["failed_by_class"].values()) == by_outcome.get("failed", 0)
+
+
+def test_every_line_is_json_and_names_match_ids(history):
+    _, _, files = history
+    seen = set()
+    for path in files:
+        lines = _lines(path)  # raises on an invalid line
+        meta = lines[0]["payload"]
+        stamp, file_id = NAME.fullmatch(path.name).groups()
+        assert meta["id"] == file_id and meta.get("session_id", file_id) == file_id
+        start = time.localtime(_seconds(meta["timestamp"]))
+        assert time.strftime("%Y-%m-%dT%H-%M-%S", start) == stamp
+        assert path.parent.relative_to(path.parents[3]).as_posix() == time.strftime("%Y/%m/%d", start)
+        for line in lines:
+            thread = (line.get("payload") or {}).get("thread_id")
+            assert thread in (None, file_id)
+        assert file_id not in seen
+        seen.add(file_id)
+
+
+def test_turn_ids_unique_and_consistent(history):
+    _, _, files = history
+    seen = set()
+    for path in files:
+        open_turn = None
+        for line in _lines(path):
+            payload = line.get("payload") or {}
+            if payload.get("type") == "task_started":
+                assert payload["turn_id"] not in seen
+                seen.add(payload["turn_id"])
+                open_turn = payload["turn_id"]
+            elif payload.get("type") in ("task_complete", "turn_context") and "turn_id" in payload:
+                assert payload["turn_id"] == open_turn
+    assert len(seen) > 3
+
+
+def test_times_inside_window_and_in_order(history):
+    _, manifest, files = history
+    low, high = manifest["window"]["start"], manifest["window"]["end"]
+    for path in files:
+        stamps = [line["timestamp"] for line in _lines(path)]
+        assert stamps == sorted(stamps)
+        assert low <= _seconds(stamps[0]) and _seconds(stamps[-1]) <= high
+        for line in _lines(path):
+            payload = line.get("payload") or {}
+            for key in ("started_at", "completed_at"):
+                if isinstance(payload.get(key), int):
+                    assert abs(payload[key] - _seconds(line["timestamp"])) <= 60
+
+
+def test_same_seed_same_bytes(history, tmp_path):
+    _, manifest, files = history
+    again = _load().build(tmp_path, 2_000_000, days=10, seed=3, now=NOW)
+    assert again["bytes"] == manifest["bytes"]
+    first = files[0]
+    copy = tmp_path / first.relative_to(first.parents[4])
+    assert copy.read_bytes() == first.read_bytes()
