@@ -11,8 +11,9 @@ is a new, self-consistent session:
   turns with the session preamble (developer instructions, tools, environment) stripped;
 - every session gets a fresh UUIDv7-like id (filename, `session_meta.payload.id`,
   `session_id`, `thread_id`), every turn fresh turn ids, every item fresh item ids;
-- times are shifted by whole seconds (so fixed-width fields keep their shape) to a start
-  drawn from local working hours over the last `--days` days, never in the future;
+- times are shifted (ISO stamps, epoch seconds, milliseconds and fractional seconds alike,
+  each in its own format) to a start drawn from local working hours over the last `--days`
+  days, never in the future;
 - sessions reach realistic sizes (hundreds of KB to a few MB) the way real ones do, through
   tool output: a turn that made tool calls gets more `function_call`/`function_call_output`
   pairs, with long outputs made of recorded text. A turn without tool calls gets none, so
@@ -96,7 +97,7 @@ class Ctx:
     """What one rendering of a block needs: the shift, the id maps, the counters."""
 
     rng: random.Random
-    delta: int  # seconds added to every time in the block
+    delta: int  # milliseconds added to every time in the block
     session_id: str
     turn_ids: dict
     item_ids: dict
@@ -137,39 +138,47 @@ class Uuid:
         ids = ctx.turn_ids if self.scope == "turn" else ctx.item_ids
         new = ids.get(self.orig)
         if new is None:
-            ms = (self.ms + ctx.delta * 1000) if self.ms is not None else ctx.rng.getrandbits(48)
+            ms = (self.ms + ctx.delta) if self.ms is not None else ctx.rng.getrandbits(48)
             new = ids[self.orig] = uuid7(ms, ctx.rng)
         return new
 
 
 class Iso:
-    __slots__ = ("sec", "frac")
+    """An ISO-8601 UTC time with milliseconds, as Codex writes them."""
 
-    def __init__(self, sec: int, frac: str):
-        self.sec, self.frac = sec, frac
+    __slots__ = ("ms",)
+
+    def __init__(self, ms: int):
+        self.ms = ms
 
     def render(self, ctx: Ctx) -> str:
-        return utc_text(self.sec + ctx.delta) + self.frac + "Z"
+        sec, ms = divmod(self.ms + ctx.delta, 1000)
+        return f"{utc_text(sec)}.{ms:03d}Z"
 
 
 class Date:
-    __slots__ = ("sec",)
+    __slots__ = ("ms",)
 
-    def __init__(self, sec: int):
-        self.sec = sec  # the time of the line it sits in
+    def __init__(self, ms: int):
+        self.ms = ms  # the time of the line it sits in
 
     def render(self, ctx: Ctx) -> str:
-        return local_date(self.sec + ctx.delta)
+        return local_date((self.ms + ctx.delta) // 1000)
 
 
 class Epoch:
-    __slots__ = ("value", "scale", "frac")
+    """Epoch seconds or milliseconds, whole or with decimals, shifted in integer arithmetic."""
 
-    def __init__(self, value: int, scale: int, frac: str):
-        self.value, self.scale, self.frac = value, scale, frac
+    __slots__ = ("units", "per_second", "decimals")
+
+    def __init__(self, digits: str, per_second: int, decimals: int):
+        self.units = int(digits)  # the number without its decimal point
+        self.per_second = per_second  # units per second: 1, 1000, 10**decimals
+        self.decimals = decimals
 
     def render(self, ctx: Ctx) -> str:
-        return str(self.value + ctx.delta * self.scale) + self.frac
+        text = str(self.units + ctx.delta * self.per_second // 1000)
+        return f"{text[:-self.decimals]}.{text[-self.decimals:]}" if self.decimals else text
 
 
 class Ordinal:
@@ -206,7 +215,7 @@ def render(parts: list, ctx: Ctx) -> str:
 @dataclass
 class Line:
     parts: list
-    sec: int  # the line's own timestamp, whole seconds
+    ms: int  # the line's own timestamp, epoch milliseconds
     obj: dict  # parsed once, for classification only
 
     @property
@@ -234,7 +243,7 @@ class Block:
     mode: str
     lines: list
     insert_after: dict  # line index -> ToolPair, repeats go right after that line
-    t0: int
+    t0: int  # first and last line, epoch ms
     t1: int
     final_cum: dict
     nbytes: int
@@ -246,8 +255,7 @@ class Recording:
     version: str
     mode: str
     meta: Line  # the session_meta line
-    start: int  # session_meta.payload.timestamp, whole seconds (the filename's time)
-    start_ms: int  # its milliseconds
+    start: int  # session_meta.payload.timestamp, epoch ms (the filename's time)
     blocks: list  # turn blocks in file order
     reusable: list  # exec turns without the session preamble, to continue TUI sessions
 
@@ -259,10 +267,10 @@ class Tokenizer:
         self.session_ids = session_ids
         self.lo, self.hi = lo, hi  # epoch seconds that are recording times
 
-    def parts(self, raw: str, sec: int, turn_ids: set, base: dict) -> list:
+    def parts(self, raw: str, ms: int, turn_ids: set, base: dict) -> list:
         out, pos = [], 0
         for m in TOKEN_RE.finditer(raw):
-            ph = self._placeholder(m, sec, turn_ids, base)
+            ph = self._placeholder(m, ms, turn_ids, base)
             if ph is None:
                 continue
             out.append(raw[pos:m.start()])
@@ -271,15 +279,18 @@ class Tokenizer:
         out.append(raw[pos:])
         return [p for p in out if p != ""]
 
-    def _placeholder(self, m: re.Match, sec: int, turn_ids: set, base: dict):
+    def _placeholder(self, m: re.Match, ms: int, turn_ids: set, base: dict):
         if m.group("uuid"):
             orig = m.group("uuid")
             scope = "session" if orig in self.session_ids else "turn" if orig in turn_ids else "item"
             return Uuid(orig, scope)
         if m.group("iso"):
-            return Iso(iso_seconds(m.group("isosec")), m.group("frac") or "")
+            frac = m.group("frac") or ""
+            if len(frac) != 4:
+                raise ValueError(f"a time without milliseconds: {m.group()}")
+            return Iso(iso_seconds(m.group("isosec")) * 1000 + int(frac[1:]))
         if m.group("date"):
-            return Date(sec)
+            return Date(ms)
         if m.group("cum"):
             return self._cumulative(m.group("cum"), base)
         if m.group("ord"):
@@ -288,7 +299,8 @@ class Tokenizer:
         scale = 1000 if value > 10**12 else 1
         if not self.lo <= value // scale <= self.hi:
             return None  # a count that only looks like a time
-        return Epoch(value, scale, m.group("efrac") or "")
+        decimals = (m.group("efrac") or ".")[1:]
+        return Epoch(m.group("epoch") + decimals, scale * 10 ** len(decimals), len(decimals))
 
     @staticmethod
     def _cumulative(text: str, base: dict) -> Cumulative:
@@ -303,8 +315,9 @@ def iso_seconds(text: str) -> int:
     return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
 
 
-def line_seconds(obj: dict) -> int:
-    return iso_seconds(obj["timestamp"][:19])
+def line_ms(obj: dict) -> int:
+    stamp = obj["timestamp"]
+    return iso_seconds(stamp[:19]) * 1000 + int(stamp[20:23])
 
 
 def find_recordings() -> list:
@@ -324,7 +337,7 @@ def load_templates() -> list:
              for mode, version, path in find_recordings()]
     objs = [[json.loads(raw) for raw in lines] for _, _, lines in files]
     session_ids = {o[0]["payload"]["id"] for o in objs}
-    secs = [line_seconds(o) for lines in objs for o in lines]
+    secs = [line_ms(o) // 1000 for lines in objs for o in lines]
     tok = Tokenizer(session_ids, min(secs) - 86400, max(secs) + 86400)
     return [cut_recording(tok, mode, version, raws, lines)
             for (mode, version, raws), lines in zip(files, objs)]
@@ -341,10 +354,9 @@ def cut_recording(tok: Tokenizer, mode: str, version: str, raws: list, objs: lis
             keep = [i for i in g if not is_preamble(objs[i])]
             reusable.append(make_block(tok, mode, version, [raws[i] for i in keep],
                                        [objs[i] for i in keep], {}))
-    sec = line_seconds(objs[0])
-    meta = Line(tok.parts(raws[0], sec, set(), {}), sec, objs[0])
-    stamp = objs[0]["payload"]["timestamp"]
-    return Recording(version, mode, meta, iso_seconds(stamp[:19]), int((stamp[19:-1] + "000")[1:4]),
+    ms = line_ms(objs[0])
+    meta = Line(tok.parts(raws[0], ms, set(), {}), ms, objs[0])
+    return Recording(version, mode, meta, line_ms({"timestamp": objs[0]["payload"]["timestamp"]}),
                      blocks, reusable)
 
 
@@ -385,7 +397,7 @@ def make_block(tok: Tokenizer, mode: str, version: str, raws: list, objs: list, 
     start_base = {k: dict(v) for k, v in base.items()}
     lines = []
     for raw, obj in zip(raws, objs):
-        lines.append(Line(tok.parts(raw, line_seconds(obj), turn_ids, start_base), line_seconds(obj), obj))
+        lines.append(Line(tok.parts(raw, line_ms(obj), turn_ids, start_base), line_ms(obj), obj))
         for key in ("total_token_usage", "thread_token_usage"):
             found = find_key(obj, key)
             if found is not None:
@@ -393,7 +405,7 @@ def make_block(tok: Tokenizer, mode: str, version: str, raws: list, objs: list, 
     final = {k: {f: v - start_base.get(k, {}).get(f, 0) for f, v in base[k].items()}
              for k in base}
     return Block(version, mode, lines, tool_pairs(tok, lines, turn_ids, start_base),
-                 lines[0].sec, lines[-1].sec, final,
+                 lines[0].ms, lines[-1].ms, final,
                  sum(len(r.encode()) for r in raws), expected_outcome(objs))
 
 
@@ -444,14 +456,10 @@ def make_pair(tok: Tokenizer, call: Line, out: Line, turn_ids: set, base: dict) 
     escaped = dumps(dumps(MARKER)[1:-1])[1:-1] if nested else dumps(MARKER)[1:-1]
     before, after = raw.split(escaped)
     # The repeated call carries the output's timestamp, so times in the file never go back.
-    call_parts = [Iso(out.sec, _frac(out.obj["timestamp"])) if isinstance(p, Iso) and i < 2 else p
+    call_parts = [Iso(out.ms) if isinstance(p, Iso) and i < 2 else p
                   for i, p in enumerate(call.parts)]
-    return ToolPair(call_parts, tok.parts(before, out.sec, turn_ids, base),
-                    tok.parts(after, out.sec, turn_ids, base), nested)
-
-
-def _frac(ts: str) -> str:
-    return ts[19:-1]
+    return ToolPair(call_parts, tok.parts(before, out.ms, turn_ids, base),
+                    tok.parts(after, out.ms, turn_ids, base), nested)
 
 
 def dumps(obj) -> str:
@@ -566,7 +574,9 @@ def plan_session(rng: random.Random, kind: Kind, pool: list, failure_rate: float
     if kind.followers:
         extra = min(int(rng.expovariate(1 / 6)), 60)  # TUI sessions: ~7 turns on average
         blocks += [pick_by_outcome(rng, kind.followers, failure_rate) for _ in range(extra)]
-    gaps = [int(min(max(rng.lognormvariate(math.log(90), 1.0), 5), 1800)) for _ in blocks[1:]]
+    # User think time between turns, in ms: median 90 s, 5 s to 30 min.
+    gaps = [int(min(max(rng.lognormvariate(math.log(90), 1.0), 5), 1800) * 1000)
+            for _ in blocks[1:]]
     repeats = [{} for _ in blocks]
     nbytes = len(render_estimate(recording.meta)) + sum(b.nbytes for b in blocks)
     # Session sizes: log-normal, median 200 KB, capped at 8 MB (real ones reach a few MB).
@@ -585,12 +595,13 @@ def render_estimate(line: Line) -> str:
 
 
 def duration(plan: Plan) -> int:
-    """Seconds from the session start (filename time) to its last line."""
+    """Whole seconds from the session start (filename time) to its last line, rounded up."""
     first = plan.blocks[0]
     total = first.t1 - plan.recording.start
     for block, gap in zip(plan.blocks[1:], plan.gaps):
         total += gap + (block.t1 - block.t0)
-    return total
+    total += 1000 * len(plan.blocks)  # room for the milliseconds drawn at render time
+    return -(-total // 1000)
 
 
 # Relative session starts per local hour: a working day with a lunch dip and some evening.
@@ -636,14 +647,15 @@ class Totals:
 def render_session(plan: Plan, start: int, rng: random.Random, pool: list) -> tuple:
     """The session's id and text; the shift of every block keeps its recorded durations."""
     rec = plan.recording
-    delta = start - rec.start
-    session_id = uuid7((start * 1000) + rec.start_ms, rng)
-    ctx = Ctx(rng, delta, session_id, {}, {})
+    # Milliseconds drawn too: two sessions made of one recording never share a time stamp
+    # (ccusage, for one, drops token events it has seen at the same instant).
+    start_ms = start * 1000 + rng.randrange(1000)
+    ctx = Ctx(rng, start_ms - rec.start, uuid7(start_ms, rng), {}, {})
     out = [render(rec.meta.parts, ctx)]
-    at = plan.blocks[0].t0 + delta
+    at = plan.blocks[0].t0 + ctx.delta
     for n, block in enumerate(plan.blocks):
         if n:
-            at += plan.gaps[n - 1]
+            at += plan.gaps[n - 1] + rng.randrange(1000)
             ctx.delta = at - block.t0
         ctx.turn_ids, ctx.item_ids = {}, {}
         render_block(block, plan.repeats[n], ctx, pool, out)
@@ -652,7 +664,7 @@ def render_session(plan: Plan, start: int, rng: random.Random, pool: list) -> tu
             offsets = ctx.cum.setdefault(key, {})
             for f, v in values.items():
                 offsets[f] = offsets.get(f, 0) + v
-    return session_id, "".join(out), ctx.cum.get("total_token_usage", {}), at
+    return ctx.session_id, "".join(out), ctx.cum.get("total_token_usage", {}), at // 1000
 
 
 def render_block(block: Block, repeats: dict, ctx: Ctx, pool: list, out: list) -> None:
