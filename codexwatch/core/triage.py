@@ -9,6 +9,7 @@ class's own action is inserted as the current step, so the wizard is never a dea
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
@@ -41,13 +42,24 @@ class WizardStep:
     state: str = "open"  # done | current | open | skipped
 
 
+_VARIANT = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+
+
+def info_text(info) -> str:
+    """A `codex_error_info` as a variant name. Codex writes enum names only, so anything else
+    is shown as unrecognised rather than copied (it would be shown, and maybe pasted)."""
+    if info is None:
+        return "not recorded"
+    key = info_key(info)
+    return key if key is not None and _VARIANT.match(key) else "unrecognised value"
+
+
 def error_info_counts(episode: Episode) -> list[tuple[str, int]]:
     """("server_overloaded", 2), ("response_too_many_failed_attempts 429", 1), ..."""
     counts: dict[str, int] = {}
     for t in episode.failures:
-        key = info_key(t.codex_error_info) or ("not recorded" if t.codex_error_info is None
-                                               else str(t.codex_error_info))
-        if t.http_status and key != "not recorded":
+        key = info_text(t.codex_error_info)
+        if t.http_status and t.codex_error_info is not None:
             key = f"{key} {t.http_status}"
         counts[key] = counts.get(key, 0) + 1
     return sorted(counts.items(), key=lambda kv: -kv[1])
