@@ -1,0 +1,375 @@
+"""`codexwatch --demo`: real Codex recordings, re-timed into a temporary Codex home, then
+further failures replayed into it live at a realistic pace, and a bundled status page with
+a Codex incident served offline.
+
+The recordings in `codexwatch/data/demo/` were written by released Codex CLIs (see the
+README there). Re-timing only shifts timestamps and gives each copy fresh ids (so copies
+do not collapse into one turn), and sometimes names another model; every other field is as
+Codex wrote it. Nothing here touches the user's real Codex home.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+DATA = "data/demo"
+
+# Recordings by scenario (file-name stems in data/demo/); see data/demo/README.md.
+SCENARIOS = {
+    "healthy": "exec-healthy",
+    "healthy_tools": "exec-healthy-tools",
+    "capacity": "exec-overloaded-fast",
+    "capacity_stream": "exec-overloaded-stream",
+    "capacity_midturn": "exec-overloaded-midturn",
+    "rate_limit": "exec-rate-limit-429",
+    "usage_limit": "exec-usage-limit",
+    "disconnected": "exec-disconnected",
+    "tui": "tui-session",
+}
+
+EPOCH_S_KEYS = {"started_at", "completed_at", "create_time", "resets_at", "reset_at"}
+EPOCH_MS_KEYS = {"started_at_ms", "completed_at_ms"}
+MODELS = ("gpt-6-sol", "gpt-6-terra", "gpt-6-luna")
+
+
+# --- re-timing (pure) -----------------------------------------------------------------
+
+
+def _iso(ts: float) -> str:
+    text = datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z")
+
+
+def _parse_iso(text: str) -> float | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _shift(value: Any, shift: float, models: dict[str, str], key: str | None = None) -> Any:
+    if isinstance(value, dict):
+        return {k: _shift(v, shift, models, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shift(v, shift, models) for v in value]
+    if key == "timestamp" and isinstance(value, str):
+        ts = _parse_iso(value)
+        return _iso(ts + shift) if ts is not None else value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if key in EPOCH_S_KEYS or (key == "timestamp" and 1e9 < value < 1e11):
+            return type(value)(value + shift) if isinstance(value, int) else value + shift
+        if key in EPOCH_MS_KEYS or (key == "timestamp" and value > 1e11):
+            return int(value + shift * 1000)
+    if key == "model" and isinstance(value, str) and value in models:
+        return models[value]
+    return value
+
+
+def recording_ids(lines: list[bytes]) -> tuple[str | None, list[str]]:
+    """(session id, turn ids) of one recording."""
+    session, turns = None, []
+    for line in lines:
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        payload = obj.get("payload") if isinstance(obj, dict) else None
+        if not isinstance(payload, dict):
+            continue
+        if obj.get("type") == "session_meta" and session is None:
+            session = payload.get("id")
+        if payload.get("type") == "task_started" and payload.get("turn_id"):
+            turns.append(payload["turn_id"])
+    return session, turns
+
+
+def first_time(lines: list[bytes]) -> float:
+    for line in lines:
+        try:
+            ts = _parse_iso(orjson.loads(line).get("timestamp", ""))
+        except (orjson.JSONDecodeError, AttributeError):
+            continue
+        if ts is not None:
+            return ts
+    return 0.0
+
+
+def retime(
+    lines: list[bytes],
+    start: float,
+    ids: dict[str, str] | None = None,
+    models: dict[str, str] | None = None,
+) -> list[bytes]:
+    """The recording moved to begin at `start`, with ids and model names replaced."""
+    shift = start - first_time(lines)
+    out = []
+    for line in lines:
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            out.append(line)
+            continue
+        new = orjson.dumps(_shift(obj, shift, models or {}))
+        for old, fresh in (ids or {}).items():
+            new = new.replace(old.encode(), fresh.encode())
+        out.append(new + b"\n")
+    return out
+
+
+def fresh_ids(lines: list[bytes], rng: random.Random) -> dict[str, str]:
+    session, turns = recording_ids(lines)
+    ids = {}
+    for old in ([session] if session else []) + turns:
+        ids[old] = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    return ids
+
+
+def rollout_path(home: Path, start: float, session_id: str) -> Path:
+    local = datetime.fromtimestamp(start).astimezone()
+    return (
+        home / "sessions" / local.strftime("%Y/%m/%d")
+        / f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{session_id}.jsonl"
+    )
+
+
+def split_turns(lines: list[bytes]) -> tuple[list[bytes], list[list[bytes]]]:
+    """(header lines before the first turn, one list of lines per turn)."""
+    head: list[bytes] = []
+    turns: list[list[bytes]] = []
+    for line in lines:
+        if b'"type":"task_started"' in line:
+            turns.append([line])
+        elif turns:
+            turns[-1].append(line)
+        else:
+            head.append(line)
+    return head, turns
+
+
+# --- the demo --------------------------------------------------------------------------
+
+
+def load_recording(name: str) -> list[bytes]:
+    ref = resources.files("codexwatch").joinpath(DATA, SCENARIOS.get(name, name) + ".jsonl")
+    return ref.read_bytes().splitlines(keepends=True)
+
+
+@dataclass
+class Step:
+    """One live event of the replay: after `delay` seconds, a turn from `scenario`."""
+
+    delay: float
+    scenario: str
+    model: str = "gpt-6-sol"
+    new_session: bool = False
+
+
+LIVE_SCRIPT = (
+    Step(6, "capacity", "gpt-6-sol"),
+    Step(25, "capacity_midturn", "gpt-6-sol"),
+    Step(30, "capacity", "gpt-6-terra"),  # the user switched model: still at capacity
+    Step(35, "healthy", "gpt-6-terra", new_session=True),  # a new thread works
+    Step(90, "rate_limit", "gpt-6-luna", new_session=True),
+    Step(40, "healthy_tools", "gpt-6-luna"),
+)
+
+
+@dataclass
+class Demo:
+    """A temporary Codex home with a week of history, and a live replay into it."""
+
+    clock: Callable[[], float] = time.time
+    seed: int = 7
+    days: int = 7
+    script: tuple[Step, ...] = LIVE_SCRIPT
+    pace: float = 1.0  # 0.5 = twice as fast
+    home: Path | None = None
+    _tmp: str | None = None
+    _rng: random.Random = field(default_factory=random.Random)
+
+    def __enter__(self) -> "Demo":
+        self.prepare()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.cleanup()
+
+    def cleanup(self) -> None:
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    # history -----------------------------------------------------------------------
+
+    def prepare(self) -> Path:
+        """Write the past week into a fresh temporary Codex home; -> its path."""
+        self._rng = random.Random(self.seed)
+        self._tmp = tempfile.mkdtemp(prefix="codexwatch-demo-")
+        self.home = Path(self._tmp) / "codex-home"
+        (self.home / "sessions").mkdir(parents=True)
+        now = self.clock()
+        for start, scenario, model in self._week(now):
+            self.write_session(scenario, start, model)
+        # A TUI session that ran in the last half hour: ok, capacity ×2, 429, ok.
+        self.write_session("tui", now - 25 * 60, "gpt-6-sol")
+        return self.home
+
+    def _week(self, now: float) -> list[tuple[float, str, str]]:
+        """Sessions over the past days: busier and failing more in weekday working hours."""
+        rng = self._rng
+        plan = []
+        for day in range(self.days, 0, -1):
+            base = datetime.fromtimestamp(now - day * 86400).astimezone().replace(minute=0, second=0, microsecond=0)
+            weekend = base.weekday() >= 5
+            for hour in range(8, 23):
+                peak = 10 <= hour < 17 and not weekend
+                sessions = rng.choice((0, 1, 1, 2)) if not weekend else rng.choice((0, 0, 1))
+                for _ in range(sessions):
+                    start = base.replace(hour=hour).timestamp() + rng.uniform(0, 3300)
+                    model = rng.choices(MODELS, weights=(5, 3, 2))[0]
+                    fail_p = (0.45 if model == "gpt-6-sol" else 0.2) if peak else 0.06
+                    if rng.random() < fail_p:
+                        scenario = rng.choices(
+                            ("capacity", "capacity_stream", "capacity_midturn", "rate_limit", "disconnected", "usage_limit"),
+                            weights=(6, 2, 3, 2, 1, 1 if day > 3 else 0),
+                        )[0]
+                    else:
+                        scenario = rng.choice(("healthy", "healthy", "healthy_tools"))
+                    plan.append((start, scenario, model))
+        return plan
+
+    def write_session(self, scenario: str, start: float, model: str) -> Path:
+        assert self.home is not None
+        lines = load_recording(scenario)
+        ids = fresh_ids(lines, self._rng)
+        models = {m: model for m in ("gpt-6-sol", "gpt-6.1-sol", "gpt-6-luna")} if scenario != "tui" else {}
+        out = retime(lines, start, ids, models)
+        session_id, _ = recording_ids(out)
+        path = rollout_path(self.home, start, session_id or "unknown")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"".join(out))
+        return path
+
+    # live ---------------------------------------------------------------------------
+
+    async def replay(self, stop: asyncio.Event | None = None, loop: bool = True) -> None:
+        """Append the live script's turns into the home as Codex would, until `stop`."""
+        stop = stop or asyncio.Event()
+        session: Path | None = None
+        while not stop.is_set():
+            for step in self.script:
+                if await _sleep(step.delay * self.pace, stop):
+                    return
+                session = await self.play(step, session, stop)
+                if session is None:
+                    return
+            if not loop:
+                return
+
+    async def play(self, step: Step, session: Path | None, stop: asyncio.Event) -> Path | None:
+        assert self.home is not None
+        lines = load_recording(step.scenario)
+        ids = fresh_ids(lines, self._rng)
+        models = {m: step.model for m in ("gpt-6-sol", "gpt-6.1-sol", "gpt-6-luna")}
+        now = self.clock()
+        head, turns = split_turns(lines)
+        recorded_session, _ = recording_ids(lines)
+        if session is None or step.new_session or not session.exists():
+            session = rollout_path(self.home, now, ids.get(recorded_session or "", "unknown"))
+            session.parent.mkdir(parents=True, exist_ok=True)
+            body = retime(head, now, ids, models)
+        else:
+            body = []
+            if recorded_session:
+                ids[recorded_session] = _session_id_of(session)
+        turn = retime(turns[0], now + 0.05, ids, models) if turns else []
+        # Write as Codex does: the session head at once, then the turn line by line,
+        # through one open handle, with the recording's pauses (shortened).
+        with open(session, "ab") as fh:
+            if body:
+                fh.write(b"".join(body))
+                fh.flush()
+            previous = None
+            for raw, line in zip(turns[0] if turns else [], turn):
+                at = first_time([raw])
+                if previous is not None and at > previous:
+                    if await _sleep(min(at - previous, 2.0) * self.pace, stop):
+                        return None
+                previous = at if at else previous
+                fh.write(line)
+                fh.flush()
+        return session
+
+    # wiring ---------------------------------------------------------------------------
+
+    def app_config(self, settings, **overrides):
+        """An AppConfig reading the demo home and the bundled status page, offline."""
+        from codexwatch.ui.app import AppConfig
+
+        if self.home is None:
+            self.prepare()
+        transport = demo_status_transport(self.clock)
+        config = AppConfig(
+            codex_home=self.home,
+            since_seconds=(self.days + 1) * 86400,
+            status_url="https://status.openai.com",
+            status_enabled=transport is not None,
+            status_interval=30.0,
+            status_transport=transport,
+            clock=self.clock,
+            bell=settings.bell,
+            notify=settings.notify,
+            theme=settings.theme,
+            use_cache=False,
+            demo=self,
+        )
+        return replace(config, **overrides)
+
+
+def _session_id_of(path: Path) -> str:
+    # rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl
+    return path.stem[len("rollout-2026-11-29T08-35-10-"):]
+
+
+async def _sleep(seconds: float, stop: asyncio.Event) -> bool:
+    """Sleep, or return True at once when stop is set."""
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=max(0.0, seconds))
+        return True
+    except asyncio.TimeoutError:
+        return False
+
+
+def demo_status_transport(clock: Callable[[], float]):
+    """An httpx MockTransport serving the status engineer's bundled demo payloads."""
+    try:
+        from codexwatch.sources.status_client import demo_payloads  # type: ignore[attr-defined]
+    except ImportError:
+        try:
+            from codexwatch.core.status import demo_payloads  # type: ignore[attr-defined]
+        except ImportError:
+            return None
+    import httpx
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        payloads = demo_payloads(clock())
+        body = payloads.get(request.url.path)
+        if body is None:
+            return httpx.Response(404, json={"error": "not in the demo"})
+        if isinstance(body, (bytes, str)):
+            return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+        return httpx.Response(200, json=body)
+
+    return httpx.MockTransport(handler)

@@ -1,0 +1,424 @@
+"""The Textual app: owns the facts (turns, file health, status snapshot), runs the
+app-lifetime workers (history load, live follower, status poll), and pushes computed
+views to the screens a few times a second at most.
+
+Workers only post messages; the `on_*` handlers here own every state change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from textual import on, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from codexwatch.core.models import Clock, FileHealth, Incident, StatusSnapshot, Turn
+from codexwatch.ui import messages as msg
+from codexwatch.ui.themes import THEMES
+from codexwatch.ui.view import DashboardView, Loading, build_dashboard
+
+REFRESH_S = 0.2  # at most 5 redraws a second, whatever the log volume
+CLOCK_TICK_S = 1.0  # countdowns and ages move once a second
+
+
+@dataclass
+class AppConfig:
+    """Everything the app needs from outside; every live source can be switched off."""
+
+    codex_home: Path
+    since_seconds: float | None = 7 * 86400
+    status_url: str | None = None
+    status_enabled: bool = True
+    status_interval: float = 120.0
+    status_transport: Any = None  # an httpx transport (tests, demo); None: the network
+    clock: Clock = time.time
+    tz: tzinfo | None = None
+    bell: bool = True
+    notify: bool = True
+    theme: str = "textual-dark"
+    use_cache: bool = True
+    load_history: bool = True
+    follow: bool = True
+    clock_tick: bool = True  # False freezes ages and countdowns (snapshots)
+    hot_interval: float = 0.25
+    demo: Any = None  # a codexwatch.demo.Demo that replays failures into the home
+    home_problem: str | None = None  # set by the command when there is nothing to read
+    extra: dict = field(default_factory=dict)
+
+
+class CodexWatchApp(App):
+    CSS_PATH = "codexwatch.tcss"
+    TITLE = "codexwatch"
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding("w", "wizard", "Triage", id="wizard"),
+        Binding("c", "copy_command", "Copy cmd", id="copy"),
+        Binding("r", "report", "Report", id="report"),
+        Binding("s", "refresh_status", "Status now", show=False, id="refresh_status"),
+        Binding("question_mark", "help", "Help", key_display="?", id="help"),
+        Binding("f1", "help", "Help", show=False),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(self, config: AppConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.clock = config.clock
+        self.tz = config.tz
+        self.status_enabled = config.status_enabled and bool(config.status_url or config.status_transport)
+        self.bell_on = config.bell
+        self.notify_on = config.notify
+        # facts
+        self.turns: list[Turn] = []
+        self.health: list[FileHealth] = []
+        self.snapshot: StatusSnapshot | None = None
+        self.loading = Loading(finished=not config.load_history)
+        self.home_problem = config.home_problem
+        self.follower_note: str | None = None
+        # derived
+        self.view: DashboardView | None = None
+        self._dirty = True
+        self._last_build = 0.0
+        self._known_episode: str | None = None
+        self._episode_baseline = False
+        self._known_incidents: set[str] | None = None
+        self._history = None
+        self._stop = threading.Event()
+        self._astop: asyncio.Event | None = None
+        self._status_wake: asyncio.Event | None = None
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen:
+        from codexwatch.ui.screens.dashboard import DashboardScreen
+
+        return DashboardScreen()
+
+    def on_mount(self) -> None:
+        for theme in THEMES:
+            self.register_theme(theme)
+        try:
+            self.theme = self.config.theme
+        except Exception:  # noqa: BLE001 - an unknown theme name falls back
+            self.theme = "textual-dark"
+            self.notify(f"Unknown theme {self.config.theme!r}; using textual-dark.", severity="warning")
+        self._astop = asyncio.Event()
+        self._status_wake = asyncio.Event()
+        self.set_interval(REFRESH_S, self._tick)
+        if self.home_problem:
+            from codexwatch.ui.screens.firstrun import FirstRunScreen
+
+            self.push_screen(FirstRunScreen(self.home_problem, self.config.codex_home))
+        elif self.config.load_history:
+            self._load()
+        if self.status_enabled:
+            self._poll_status()
+        if self.config.demo is not None:
+            self._replay_demo()
+        self._tick(force=True)
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+        if self._astop is not None:
+            self._astop.set()
+
+    # --- workers (post messages; never touch widgets) -----------------------------------
+
+    @work(thread=True, exclusive=True, group="history", exit_on_error=False, description="Reading history")
+    def _load(self) -> None:
+        from codexwatch.sources.history import History
+
+        history = History(home=self.config.codex_home, since_seconds=self.config.since_seconds)
+        problem = history.home_problem
+        if problem is None:
+            last = [0.0]
+
+            def progress(done: int, total: int) -> None:
+                now = time.monotonic()
+                if done == total or now - last[0] > 0.1:
+                    last[0] = now
+                    self.post_message(msg.HistoryProgress(done, total))
+
+            try:
+                history.load(self.clock(), progress)
+            except Exception as exc:  # noqa: BLE001 - shown, never crash the dashboard
+                self.post_message(msg.HistoryFailed(f"{type(exc).__name__}: {exc}"))
+                return
+        self._history = history
+        self.post_message(msg.HistoryLoaded(list(history.turns), history.health(), problem))
+
+    @work(exclusive=True, group="follow", exit_on_error=False, description="Following sessions")
+    async def _follow(self) -> None:
+        from codexwatch.sources.watcher import SessionFollower
+
+        history = self._history
+        assert history is not None
+        follower = SessionFollower(
+            history.home,
+            known=list(history.readers),
+            clock=self.clock,
+            hot_interval=self.config.hot_interval,
+        )
+        async for paths in follower.changes(self._astop):
+            if follower.note and follower.note != self.follower_note:
+                self.post_message(msg.FollowerProblem(follower.note))
+            now = self.clock()
+            changed = await asyncio.to_thread(history.refresh, sorted(paths), now)
+            if changed:
+                turns = await asyncio.to_thread(lambda: list(history.turns))
+                self.post_message(msg.TurnsChanged(turns, history.health()))
+
+    @work(exclusive=True, group="status", exit_on_error=False, description="Polling the status page")
+    async def _poll_status(self) -> None:
+        from codexwatch.sources.status_client import StatusClient
+
+        kwargs = {"clock": self.clock, "interval": self.config.status_interval}
+        if self.config.status_transport is not None:
+            kwargs["transport"] = self.config.status_transport
+        client = StatusClient(self.config.status_url or "https://status.openai.com", **kwargs)
+        try:
+            while True:
+                snapshot = await client.fetch()
+                self.post_message(msg.StatusUpdated(snapshot))
+                episode = self.view.episode if self.view else None
+                delay = client.next_delay(
+                    codex_trouble=bool(snapshot.ok and snapshot.codex_incidents_ongoing),
+                    user_failures_rising=bool(episode is not None and episode.ongoing),
+                )
+                assert self._status_wake is not None
+                self._status_wake.clear()
+                try:
+                    await asyncio.wait_for(self._status_wake.wait(), timeout=delay)
+                except asyncio.TimeoutError:
+                    pass
+        finally:
+            await client.aclose()
+
+    @work(exclusive=True, group="demo", exit_on_error=False, description="Replaying demo failures")
+    async def _replay_demo(self) -> None:
+        await self.config.demo.replay(self._astop)
+
+    # --- state changes -----------------------------------------------------------------
+
+    @on(msg.HistoryProgress)
+    def _progress(self, message: msg.HistoryProgress) -> None:
+        self.loading = Loading(message.done, message.total, finished=False)
+        self._dirty = True
+
+    @on(msg.HistoryLoaded)
+    def _loaded(self, message: msg.HistoryLoaded) -> None:
+        self.turns = message.turns
+        self.health = message.health
+        self.loading = Loading(self.loading.total, self.loading.total, finished=True)
+        if message.home_problem and not self.home_problem:
+            self.home_problem = message.home_problem
+            from codexwatch.ui.screens.firstrun import FirstRunScreen
+
+            self.push_screen(FirstRunScreen(message.home_problem, self.config.codex_home))
+        self._dirty = True
+        self._tick(force=True)
+        if self.config.follow and self._history is not None and message.home_problem is None:
+            self._follow()
+
+    @on(msg.HistoryFailed)
+    def _failed(self, message: msg.HistoryFailed) -> None:
+        self.loading = Loading(finished=True, error=message.error)
+        self.notify(message.error, title="Could not read the Codex history", severity="error", markup=False)
+        self._dirty = True
+
+    @on(msg.TurnsChanged)
+    def _turns_changed(self, message: msg.TurnsChanged) -> None:
+        self.turns = message.turns
+        if message.health:
+            self.health = message.health
+        self._dirty = True
+        self._tick(force=True)
+
+    @on(msg.FollowerProblem)
+    def _follower_problem(self, message: msg.FollowerProblem) -> None:
+        self.follower_note = message.text
+        self.notify(message.text, title="Live follow", severity="warning", markup=False)
+
+    @on(msg.StatusUpdated)
+    def _status(self, message: msg.StatusUpdated) -> None:
+        self.snapshot = message.snapshot
+        self._announce_incidents(message.snapshot)
+        self._dirty = True
+
+    # --- refresh -----------------------------------------------------------------------
+
+    def _tick(self, force: bool = False) -> None:
+        now = self.clock()
+        due = self.config.clock_tick and (time.monotonic() - self._last_build >= CLOCK_TICK_S)
+        if not (force or self._dirty or due):
+            return
+        self._dirty = False
+        self._last_build = time.monotonic()
+        self.view = build_dashboard(
+            self.turns, self.health, self.snapshot, now, self.tz,
+            loading=self.loading, status_enabled=self.status_enabled,
+        )
+        self._announce_episode()
+        for screen in self.screen_stack:
+            show = getattr(screen, "show", None)
+            if show is not None:
+                show(self.view, now, self.tz)
+
+    def refresh_now(self) -> None:
+        """Recompute and redraw at once (tests and actions)."""
+        self._tick(force=True)
+
+    # --- telling the user when they look elsewhere ------------------------------------
+
+    def _alert(self, text: str, title: str, severity: str = "warning") -> None:
+        if self.bell_on:
+            self.bell()
+        if self.notify_on:
+            self.notify(text, title=title, severity=severity, timeout=8, markup=False)
+
+    def _announce_episode(self) -> None:
+        """Bell and notify when a new failure episode starts (not for the one found at start)."""
+        if not self.loading.finished:
+            return
+        episode = self.view.episode if self.view else None
+        current = episode.id if episode is not None and episode.ongoing else None
+        if not self._episode_baseline:
+            self._episode_baseline = True
+        elif current and current != self._known_episode:
+            from codexwatch.ui import fmt
+
+            last = episode.failures[-1]
+            self._alert(
+                f"{fmt.class_label(last.error_class)} on {last.model or '?'}: {fmt.one_line(last.message, 120)}",
+                "Codex turn failed",
+                "error",
+            )
+        self._known_episode = current
+
+    def _announce_incidents(self, snapshot: StatusSnapshot) -> None:
+        if not snapshot.ok:
+            return
+        ongoing = {i.id: i for i in snapshot.codex_incidents_ongoing}
+        if self._known_incidents is None:
+            self._known_incidents = set(ongoing)
+            return
+        for iid in ongoing.keys() - self._known_incidents:
+            self._alert(ongoing[iid].name, "Codex incident posted", "warning")
+        for iid in self._known_incidents - ongoing.keys():
+            name = next((i.name for i in snapshot.incidents if i.id == iid), "the Codex incident")
+            self._alert(name, "Codex incident resolved", "information")
+        self._known_incidents = set(ongoing)
+
+    def incident_for(self, turn: Turn) -> tuple[Incident | None, str | None]:
+        """The status incident that overlapped a failed turn, if the page told us one."""
+        snapshot = self.snapshot
+        if snapshot is None or not snapshot.ok:
+            return None, "status page not read: cannot say whether an incident overlapped"
+        try:
+            from codexwatch.core.incident_link import link_incident
+        except ImportError:
+            link_incident = None
+        if link_incident is not None:
+            link = link_incident([turn], snapshot)
+            incident = getattr(link, "incident", None) if link is not None else None
+            if incident is not None:
+                return incident, None
+            return None, "no status-page incident overlapped"
+        start = turn.started_at or turn.at
+        for inc in snapshot.incidents:
+            if not inc.codex:
+                continue
+            began = inc.started_at or inc.published_at
+            ended = inc.resolved_at or float("inf")
+            if began is not None and began - 900 <= turn.at and start <= ended:
+                return inc, None
+        return None, "no status-page incident overlapped"
+
+    # --- actions ----------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        from codexwatch.ui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_refresh_status(self) -> None:
+        if not self.status_enabled:
+            self.notify("The status page is switched off.", severity="warning")
+            return
+        if self._status_wake is not None:
+            self._status_wake.set()
+        self.notify("Asking the status page now…", timeout=2)
+
+    def suggested_command(self) -> str | None:
+        advice = self.view.advice if self.view else None
+        commands = list(getattr(advice, "commands", None) or [])
+        return commands[0] if commands else None
+
+    def action_copy_command(self) -> None:
+        command = self.suggested_command()
+        if not command:
+            self.notify("Nothing to copy: the advice suggests no Codex command right now.", timeout=3)
+            return
+        self.copy_to_clipboard(command)
+        self.notify(f"Copied: {command}", title="Clipboard (OSC 52)", timeout=3, markup=False)
+
+    def action_wizard(self) -> None:
+        from codexwatch.ui.screens.wizard import WizardScreen
+
+        if self.view is None or self.view.episode is None:
+            self.notify("No failure episode to triage: nothing has failed in the loaded history.", timeout=4)
+            return
+        if not isinstance(self.screen, WizardScreen):
+            self.push_screen(WizardScreen())
+            self.refresh_now()
+
+    def action_report(self) -> None:
+        from codexwatch.ui.screens.report import ReportScreen
+
+        if self.view is None or self.view.episode is None:
+            self.notify("No failure episode to report.", timeout=4)
+            return
+        self.push_screen(ReportScreen())
+        self.refresh_now()
+
+    def action_toggle_bell(self) -> None:
+        self.bell_on = not self.bell_on
+        self.notify(f"Bell {'on' if self.bell_on else 'off'}", timeout=2)
+
+    def action_toggle_notify(self) -> None:
+        self.notify_on = not self.notify_on
+        self.notify(f"Notifications {'on' if self.notify_on else 'off'}", timeout=2)
+
+    def action_tab(self, tab: str) -> None:
+        from codexwatch.ui.screens.dashboard import DashboardScreen
+
+        while not isinstance(self.screen, DashboardScreen) and len(self.screen_stack) > 1:
+            self.pop_screen()
+        if isinstance(self.screen, DashboardScreen):
+            self.screen.action_tab(tab)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield SystemCommand("Triage wizard", "Walk the triage steps for the current failure episode", self.action_wizard)
+        yield SystemCommand("Copy the suggested Codex command", "Copy /model, /new or codex -m … to the clipboard", self.action_copy_command)
+        yield SystemCommand("Report", "Preview, copy or save a redacted report of the episode", self.action_report)
+        yield SystemCommand("Show recent failures", "Failures tab", lambda: self.action_tab("failures"))
+        yield SystemCommand("Show models", "Failure rate per model, effort and Fast", lambda: self.action_tab("models"))
+        yield SystemCommand("Show when", "Hour-of-week heatmap of failures and turns", lambda: self.action_tab("when"))
+        yield SystemCommand("Show status page", "Codex components and incidents", lambda: self.action_tab("status"))
+        yield SystemCommand("Refresh status now", "Ask the status page at once", self.action_refresh_status)
+        yield SystemCommand(f"Bell: turn {'off' if self.bell_on else 'on'}", "Terminal bell on new failures and incidents", self.action_toggle_bell)
+        yield SystemCommand(
+            f"Notifications: turn {'off' if self.notify_on else 'on'}", "Pop-up notifications on new failures and incidents", self.action_toggle_notify
+        )
+        yield SystemCommand("Help", "Key bindings and what the symbols mean", self.action_help)
+        yield from super().get_system_commands(screen)

@@ -1,0 +1,140 @@
+"""The dashboard: header, Now panel, and the Failures / Models / When / Status tabs."""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, ProgressBar, Static, TabbedContent, TabPane
+
+from codexwatch.ui.view import DashboardView, Loading
+from codexwatch.ui.widgets.decision import DecisionPanel, last_failure_content
+from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detail
+from codexwatch.ui.widgets.header import VerdictBar
+from codexwatch.ui.widgets.heatmap import Heatmap
+from codexwatch.ui.widgets.models import ModelsTable
+from codexwatch.ui.widgets.status import StatusPanel
+
+COMPACT_WIDTH = 80
+COMPACT_HEIGHT = 24
+TINY_HEIGHT = 13
+
+
+class LoadingLine(Vertical):
+    """Progress while the history loads; hidden once it is read."""
+
+    DEFAULT_CSS = """
+    LoadingLine { height: 1; layout: horizontal; }
+    LoadingLine > Static { width: auto; padding: 0 1; color: $text-muted; }
+    LoadingLine > ProgressBar { width: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("Reading Codex history…", id="loading-label", markup=False)
+        yield ProgressBar(total=None, show_eta=False, id="loading-bar")
+
+    def show(self, loading: Loading) -> None:
+        bar = self.query_one(ProgressBar)
+        if loading.total:
+            bar.update(total=loading.total, progress=loading.done)
+        self.query_one("#loading-label", Static).update(
+            f"Reading Codex history: {loading.done}/{loading.total} files" if loading.total else "Reading Codex history…"
+        )
+
+
+class DashboardScreen(Screen):
+    BINDINGS = [
+        Binding("1", "tab('failures')", "Failures", key_display="1"),
+        Binding("2", "tab('models')", "Models", key_display="2"),
+        Binding("3", "tab('when')", "When", key_display="3"),
+        Binding("4", "tab('status')", "Status", key_display="4"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="dashboard")
+        self._view: DashboardView | None = None
+        self._now = 0.0
+        self._tz: tzinfo | None = None
+        self._ready = False
+
+    def compose(self) -> ComposeResult:
+        yield VerdictBar(id="header")
+        yield LoadingLine(id="loading")
+        yield DecisionPanel(id="now")
+        yield Static("", markup=False, id="last-failure")
+        with TabbedContent(initial="failures", id="tabs"):
+            with TabPane("Failures", id="failures"):
+                yield FailuresTable(id="failures-table")
+                yield TurnDetail(id="turn-detail")
+            with TabPane("Models", id="models"):
+                yield ModelsTable(id="models-table")
+            with TabPane("When", id="when"):
+                yield Heatmap(id="heatmap")
+            with TabPane("Status", id="status"):
+                yield StatusPanel(id="status-panel")
+        yield Footer()
+
+    # --- layout -----------------------------------------------------------------
+
+    @property
+    def compact(self) -> bool:
+        return self.size.width < COMPACT_WIDTH or self.size.height < COMPACT_HEIGHT
+
+    def on_resize(self) -> None:
+        self._apply_layout()
+        if self._view is not None:
+            self.show(self._view, self._now, self._tz)
+
+    def _apply_layout(self) -> None:
+        self.set_class(self.compact, "-compact")
+        self.set_class(self.size.height < TINY_HEIGHT, "-tiny")
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self._apply_layout()
+        if self._view is not None:
+            self.show(self._view, self._now, self._tz)
+        else:
+            self.query_one(DecisionPanel).show(None, 0, None, self.compact)
+            self.query_one(TurnDetail).show(turn_detail(None, None, 0, None))
+
+    # --- data -------------------------------------------------------------------
+
+    def show(self, view: DashboardView, now: float, tz: tzinfo | None) -> None:
+        """Render what the App computed. Nothing here reads files or the network."""
+        self._view, self._now, self._tz = view, now, tz
+        if not self._ready:
+            return  # on_mount renders it
+        app = self.app
+        self.query_one(VerdictBar).show(view.header)
+        loading = self.query_one(LoadingLine)
+        loading.display = not view.header.loading.finished
+        if not view.header.loading.finished:
+            loading.show(view.header.loading)
+        self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
+        self.query_one("#last-failure", Static).update(last_failure_content(view.now, now, tz))
+        self.query_one(FailuresTable).show(view.failures, tz, now)
+        self._show_detail()
+        self.query_one(ModelsTable).show(view.models)
+        self.query_one(Heatmap).show(view.heatmap)
+        self.query_one(StatusPanel).show(view.snapshot, now, tz, getattr(app, "status_enabled", True))
+
+    def _show_detail(self) -> None:
+        if self._view is None:
+            return
+        table = self.query_one(FailuresTable)
+        key = table.selected_key
+        turn = next((t for t in self._view.failures if f"{t.session_id}:{t.turn_id}" == key), None)
+        incident, note = self.app.incident_for(turn) if turn is not None and hasattr(self.app, "incident_for") else (None, None)
+        self.query_one(TurnDetail).show(turn_detail(turn, self._tz, self._now, incident, note))
+
+    @on(FailuresTable.Chosen)
+    def _chosen(self, event: FailuresTable.Chosen) -> None:
+        self._show_detail()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab

@@ -1,0 +1,284 @@
+"""What the screens show, computed from the engine's output. Pure: no Textual import.
+
+The App keeps the facts (turns, file health, status snapshot); on each refresh it calls
+`build_dashboard(...)` and hands the pieces to the widgets, which only render them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import Any
+
+from codexwatch.core.models import Episode, FileHealth, StatusSnapshot, Turn
+from codexwatch.ui import fmt
+
+
+
+@dataclass(frozen=True)
+class Loading:
+    done: int = 0
+    total: int = 0
+    finished: bool = False
+    error: str | None = None
+
+    @property
+    def fraction(self) -> float | None:
+        if self.total <= 0:
+            return None
+        return min(1.0, self.done / self.total)
+
+
+@dataclass(frozen=True)
+class HeaderView:
+    verdict: str  # ok | degraded | failing | loading
+    verdict_reason: str
+    status_text: str  # "Codex operational", "incident: …", "status unknown"
+    status_level: str  # ok | warn | bad | unknown | off
+    status_age: str  # "fetched 42 s ago", "unknown since 14:03"
+    running: int
+    parser_share: float | None  # share of lines understood, None when nothing read
+    parser_note: str  # "3 unknown line types (0.171.0)"
+    loading: Loading = Loading(finished=True)
+
+
+@dataclass(frozen=True)
+class NowView:
+    action: str  # the advice engine's action code
+    title: str
+    evidence: tuple[str, ...] = ()
+    side: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    confidence: str | None = None
+    backoff_until: float | None = None  # epoch seconds
+    backoff_label: str | None = None
+    status: str | None = None  # one line about the status page as the advice saw it
+    episode: str | None = None  # one line summary of the current episode
+    last_failure: Turn | None = None
+    wizard_available: bool = False
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    label: str
+    indent: int  # 0 = model, 1 = effort × Fast under it
+    turns: dict[str, int]  # window -> n
+    failures: dict[str, int]
+    rates: dict[str, float | None]
+    lost_minutes: float = 0.0
+    lost_tokens: int = 0
+    spark: str = ""
+
+
+@dataclass(frozen=True)
+class HeatmapView:
+    failures: tuple[tuple[int, ...], ...]  # 7 rows (Mon..Sun) × 24 hours
+    turns: tuple[tuple[int, ...], ...]
+    quiet: frozenset[tuple[int, int]] = frozenset()  # (weekday, hour) marked as quietest
+    tz_name: str = "local"
+
+
+@dataclass(frozen=True)
+class DashboardView:
+    header: HeaderView
+    now: NowView | None
+    failures: tuple[Turn, ...]
+    models: tuple[ModelRow, ...] = ()
+    heatmap: HeatmapView | None = None
+    snapshot: StatusSnapshot | None = None
+    episode: Episode | None = None
+    advice: Any = None
+    extra: dict = field(default_factory=dict)
+
+
+# --- header -----------------------------------------------------------------------
+
+
+def status_summary(snapshot: StatusSnapshot | None, now: float, enabled: bool, tz: tzinfo | None) -> tuple[str, str, str]:
+    """(text, level, age) for the header; unknown is never shown as all clear."""
+    if not enabled:
+        return "status page off", "off", ""
+    if snapshot is None:
+        return "status page: checking…", "unknown", ""
+    if not snapshot.ok or snapshot.fetched_at is None:
+        since = snapshot.last_attempt_at
+        when = f"unknown since {fmt.local_time(since, tz, with_date=False)}" if since else "unknown"
+        if snapshot.fetched_at is not None:
+            when = f"unknown; last read {fmt.age(now - snapshot.fetched_at)} ago"
+        return "status page unknown", "unknown", when
+    age_text = f"{fmt.age(now - snapshot.fetched_at)} ago"
+    if snapshot.stale:
+        age_text += " (stale)"
+    ongoing = snapshot.codex_incidents_ongoing
+    if ongoing:
+        return f"Codex incident: {fmt.one_line(ongoing[0].name, 60)}", "bad", age_text
+    bad = [c for c in _codex_components(snapshot) if c.status not in ("operational", "unknown")]
+    if bad:
+        worst = bad[0]
+        return f"{fmt.one_line(worst.name, 30)}: {worst.status.replace('_', ' ')}", "warn", age_text
+    return "Codex operational", "ok", age_text
+
+
+def _codex_components(snapshot: StatusSnapshot):
+    return list(snapshot.components)
+
+
+def verdict(turns: list[Turn], episode: Episode | None, snapshot: StatusSnapshot | None, now: float) -> tuple[str, str]:
+    """OK / degraded / failing, with the reason in a few words.
+
+    failing: an ongoing failure episode (no success since the last failure).
+    degraded: a Codex incident or component problem, or failures in the last hour.
+    """
+    if episode is not None and episode.ongoing:
+        n = len(episode.failures)
+        classes = ", ".join(fmt.class_label(c) for c in episode.classes)
+        return "failing", f"{n} failed turn{'s' if n != 1 else ''} in a row ({classes})"
+    if snapshot is not None and snapshot.ok and snapshot.codex_incidents_ongoing:
+        return "degraded", "Codex incident on the status page"
+    if snapshot is not None and snapshot.ok and any(
+        c.status in ("degraded_performance", "partial_outage", "major_outage") for c in snapshot.components
+    ):
+        return "degraded", "a Codex component is degraded"
+    recent = [t for t in turns if t.failed and now - t.at < 3600]
+    if recent:
+        return "degraded", f"{len(recent)} failure{'s' if len(recent) != 1 else ''} in the last hour, then a success"
+    return "ok", "no failures in the last hour"
+
+
+# --- the whole dashboard ----------------------------------------------------------
+
+
+def now_view(advice: Any, episode: Episode | None, last_failure: Turn | None) -> NowView:
+    backoff = getattr(advice, "backoff", None)
+    return NowView(
+        action=advice.action,
+        title=advice.title,
+        evidence=tuple(advice.evidence),
+        side=tuple(advice.side),
+        commands=tuple(advice.commands),
+        confidence=advice.confidence,
+        backoff_until=backoff.next_retry_at if backoff is not None else None,
+        backoff_label="next try" if backoff is not None else None,
+        episode=None,
+        last_failure=last_failure,
+        wizard_available=episode is not None,
+    )
+
+
+SPARK_BUCKET = 6 * 3600
+SPARK_BUCKETS = 28  # 7 days of 6-hour buckets
+
+
+def model_rows(stats_models: dict, turns: list[Turn], now: float) -> tuple[ModelRow, ...]:
+    """Models first, each followed by its effort × Fast variants (when there is more than one)."""
+    spark_by_model: dict[str, list[float]] = {}
+    start = now - SPARK_BUCKET * SPARK_BUCKETS
+    for t in turns:
+        if t.failed and t.at >= start:
+            buckets = spark_by_model.setdefault(t.model or "unknown", [0.0] * SPARK_BUCKETS)
+            buckets[min(SPARK_BUCKETS - 1, int((t.at - start) // SPARK_BUCKET))] += 1
+    variants: dict[str, list[dict]] = {}
+    for v in stats_models.get("variants", []):
+        variants.setdefault(v["model"], []).append(v)
+    rows: list[ModelRow] = []
+    models = sorted(stats_models.get("models", []), key=lambda m: -(m["7d"]["turns"]))
+    for m in models:
+        if not m["7d"]["turns"] and not m["all"]["turns"]:
+            continue
+        rows.append(_row(m["model"], 0, m, fmt.spark(spark_by_model.get(m["model"], []))))
+        subs = variants.get(m["model"], [])
+        if len(subs) > 1:
+            for v in sorted(subs, key=lambda v: -(v["7d"]["turns"])):
+                effort = v.get("effort") or "effort ?"
+                fast = {True: "Fast on", False: "Fast off"}.get(v.get("fast"), "Fast ?")
+                rows.append(_row(f"{effort} · {fast}", 1, v, ""))
+    return tuple(rows)
+
+
+def _row(label: str, indent: int, data: dict, spark: str) -> ModelRow:
+    windows = ("1h", "24h", "7d")
+    return ModelRow(
+        label=label,
+        indent=indent,
+        turns={w: data[w]["turns"] for w in windows},
+        failures={w: data[w]["failures"] for w in windows},
+        rates={w: data[w]["failure_rate"] for w in windows},
+        lost_minutes=data["7d"]["lost_minutes"],
+        lost_tokens=data["7d"]["lost_tokens"],
+        spark=spark,
+    )
+
+
+def heatmap_view(how: dict, tz: tzinfo | None) -> HeatmapView | None:
+    if not any(any(row) for row in how["turns"]):
+        return None
+    name = "local time"
+    if tz is not None:
+        name = str(tz)
+    return HeatmapView(
+        failures=tuple(tuple(r) for r in how["failures"]),
+        turns=tuple(tuple(r) for r in how["turns"]),
+        quiet=frozenset((d, h) for d, h in how.get("quietest", [])),
+        tz_name=name,
+    )
+
+
+def parser_badge(parser: dict) -> tuple[float | None, str]:
+    share = parser.get("understood")
+    notes = []
+    for version, row in parser.get("by_version", {}).items():
+        unknown = row.get("unknown_types") or {}
+        if unknown:
+            names = ", ".join(sorted(unknown)[:3])
+            notes.append(f"{version}: {len(unknown)} new line type{'s' if len(unknown) != 1 else ''} ({names})")
+    if parser.get("unsupported_files"):
+        notes.append(f"{parser['unsupported_files']} old-format file{'s' if parser['unsupported_files'] != 1 else ''}")
+    return share, "; ".join(notes[:2])
+
+
+def build_dashboard(
+    turns: list[Turn],
+    health: list[FileHealth],
+    snapshot: StatusSnapshot | None,
+    now: float,
+    tz: tzinfo | None,
+    loading: Loading = Loading(finished=True),
+    status_enabled: bool = True,
+) -> DashboardView:
+    from codexwatch.core import stats
+    from codexwatch.core.advice import advise
+
+    all_episodes = stats.episodes(turns)
+    current = None
+    if all_episodes and all_episodes[-1].ongoing and now - all_episodes[-1].last <= stats.CURRENT_WINDOW:
+        current = all_episodes[-1]
+    failures = tuple(t for t in turns if t.failed)
+    last_failure = max(failures, key=lambda t: t.at) if failures else None
+    advice = advise(current, turns, snapshot, now, tz) if loading.finished else None
+    v, reason = verdict(turns, current, snapshot, now)
+    if not loading.finished and not turns:
+        v, reason = "loading", "reading history"
+    st_text, st_level, st_age = status_summary(snapshot, now, status_enabled, tz)
+    share, note = parser_badge(stats.parser_health(health))
+    header = HeaderView(
+        verdict=v,
+        verdict_reason=reason,
+        status_text=st_text,
+        status_level=st_level,
+        status_age=st_age,
+        running=len(stats.sessions_running(turns)),
+        parser_share=share,
+        parser_note=note,
+        loading=loading,
+    )
+    return DashboardView(
+        header=header,
+        now=now_view(advice, current, last_failure) if advice is not None else None,
+        failures=failures,
+        models=model_rows(stats.model_stats(turns, now), turns, now),
+        heatmap=heatmap_view(stats.hour_of_week(turns, tz), tz),
+        snapshot=snapshot,
+        episode=current,
+        advice=advice,
+        extra={"latest_episode": all_episodes[-1] if all_episodes else None},
+    )

@@ -1,0 +1,174 @@
+"""The Now panel: the advice engine's action in large type, its evidence, side advice,
+the back-off countdown, and the keys to copy the suggested command or open the wizard."""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from codexwatch.ui import fmt
+from codexwatch.ui.view import NowView
+
+# Severity of an action decides the band's colour; the words carry the meaning.
+CALM = ("none",)
+STOP = ("stop", "report", "relogin")
+
+
+def severity(action: str) -> str:
+    a = action.lower()
+    if any(a.startswith(x) for x in CALM):
+        return "calm"
+    if any(x in a for x in STOP):
+        return "stop"
+    if "wait" in a or "back" in a or "slow" in a:
+        return "wait"
+    return "act"
+
+
+ACTION_GLYPH = {"calm": "✔", "wait": "⏸", "act": "➜", "stop": "■"}
+
+
+ACTION_WORDS = {
+    "none": "ALL CLEAR",
+    "wait": "WAIT",
+    "switch_model": "SWITCH MODEL",
+    "new_thread": "NEW THREAD",
+    "fast_off": "FAST OFF",
+    "stop_and_report": "STOP AND REPORT",
+    "slow_down": "SLOW DOWN",
+    "wait_for_reset": "WAIT FOR RESET",
+    "relogin": "LOG IN AGAIN",
+    "pick_available_model": "PICK ANOTHER MODEL",
+    "check_network": "CHECK NETWORK",
+    "compact": "COMPACT",
+    "upgrade_codex": "UPGRADE CODEX",
+}
+
+
+def action_words(view: NowView) -> str:
+    """The action as a few capital words: 'SWITCH MODEL'."""
+    return ACTION_WORDS.get(view.action, view.action.replace("_", " ").upper())
+
+
+def band_content(view: NowView, compact: bool) -> Content:
+    sev = severity(view.action)
+    words = action_words(view)
+    spaced = words if compact else " ".join(words)
+    parts: list = [(f" {ACTION_GLYPH[sev]} {spaced} ", "bold")]
+    if compact:
+        parts.append((" " + fmt.one_line(view.title, 200), ""))
+    return Content.assemble(*parts)
+
+
+def self_limit(view: NowView) -> int:
+    """Evidence lines shown in the panel; the wizard shows all of it."""
+    return 4
+
+
+def body_content(view: NowView, now: float, tz: tzinfo | None, compact: bool) -> Content:
+    parts: list = []
+    if not compact:
+        parts.append((fmt.one_line(view.title, 300), "bold"))
+        if view.confidence and view.confidence not in ("high",):
+            parts.append((f"  ({view.confidence} confidence)", "$text-muted italic"))
+        parts.append("\n")
+    evidence = view.evidence[:1] if compact else view.evidence[: self_limit(view)]
+    for item in evidence:
+        parts.append(("▸ " if not compact else "", "$text-muted"))
+        parts.append(fmt.one_line(item, 300))
+        parts.append("\n")
+    if view.backoff_until is not None:
+        left = view.backoff_until - now
+        label = view.backoff_label or "next try"
+        if left > 0:
+            parts.append((f"» {label} in ", "$warning"))
+            parts.append((fmt.countdown(left), "bold $warning"))
+            parts.append("\n")
+        else:
+            parts.append((f"» {label}: now\n", "bold $success"))
+    if not compact:
+        for item in view.side[:2]:
+            parts.append(("+ ", "bold $accent"))
+            parts.append(fmt.one_line(item, 300))
+            parts.append("\n")
+        if view.status:
+            parts.append(("status page: ", "$text-muted"))
+            parts.append(fmt.one_line(view.status, 200))
+            parts.append("\n")
+    keys: list = []
+    if view.commands:
+        keys.append(("In Codex: ", "$text-muted"))
+        shown = view.commands[:1] if compact else view.commands[:3]
+        for i, cmd in enumerate(shown):
+            if i:
+                keys.append(("  or  ", "$text-muted"))
+            keys.append((fmt.one_line(cmd, 80), "bold $accent"))
+        keys.append(("   [c]", "bold $accent"))
+        keys.append((" copy", "$text-muted"))
+    if view.wizard_available:
+        keys.append(("   [w]", "bold $accent"))
+        keys.append((" triage wizard", "$text-muted"))
+    if keys:
+        parts.extend(keys)
+    return Content.assemble(*parts)
+
+
+def last_failure_content(view: NowView | None, now: float, tz: tzinfo | None) -> Content:
+    turn = view.last_failure if view else None
+    if turn is None:
+        return Content.assemble(("Last failure: none in the loaded history", "$text-muted"))
+    return Content.assemble(
+        ("Last failure ", "$text-muted"),
+        (f"{fmt.age(now - turn.at)} ago", "bold"),
+        ("  ", ""),
+        (fmt.class_cell(turn.error_class), "bold"),
+        ("  ", ""),
+        (fmt.one_line(turn.model or "?", 24), ""),
+        ("  ", ""),
+        (fmt.one_line(turn.message, 200), "$text-muted"),
+    )
+
+
+class DecisionPanel(Vertical):
+    """Renders a NowView. Severity is shown by a glyph and words as well as colour."""
+
+    DEFAULT_CSS = """
+    DecisionPanel { height: auto; max-height: 15; border: round $primary; border-title-style: bold; padding: 0 1; }
+    DecisionPanel #band { height: 3; content-align: left middle; text-style: bold; width: 100%; }
+    DecisionPanel #band.-calm { background: $success-muted; color: $text; }
+    DecisionPanel #band.-wait { background: $warning-muted; color: $text; }
+    DecisionPanel #band.-act { background: $primary-muted; color: $text; }
+    DecisionPanel #band.-stop { background: $error-muted; color: $text; }
+    DecisionPanel #body { height: auto; }
+    DecisionPanel.-compact { border: none; padding: 0; max-height: 6; }
+    DecisionPanel.-compact #band { height: 1; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "Now"
+        self._view: NowView | None = None
+        self._compact = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("", markup=False, id="band")
+        yield Static("", markup=False, id="body")
+
+    def show(self, view: NowView | None, now: float, tz: tzinfo | None, compact: bool) -> None:
+        self._view = view
+        self._compact = compact
+        self.set_class(compact, "-compact")
+        band = self.query_one("#band", Static)
+        body = self.query_one("#body", Static)
+        if view is None:
+            band.update(Content.assemble((" … READING YOUR CODEX HISTORY", "bold")))
+            band.set_classes("-calm")
+            body.update(Content.assemble(("The advice appears as soon as the history is read.", "$text-muted")))
+            return
+        band.set_classes(f"-{severity(view.action)}")
+        band.update(band_content(view, compact))
+        body.update(body_content(view, now, tz, compact))

@@ -1,0 +1,141 @@
+"""Recent failures: a table of failed turns, and the details of the selected one."""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+from typing import Callable
+
+from rich.text import Text
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from codexwatch.core.models import Incident, Turn
+from codexwatch.ui import fmt
+
+MAX_ROWS = 500
+
+
+def turn_key(turn: Turn) -> str:
+    return f"{turn.session_id}:{turn.turn_id}"
+
+
+class FailuresTable(DataTable):
+    """Failed turns, newest first. Cells are Text objects: log text is never markup."""
+
+    class Chosen(Message):
+        def __init__(self, key: str | None) -> None:
+            super().__init__()
+            self.key = key
+
+    DEFAULT_CSS = """
+    FailuresTable { height: 1fr; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._keys: list[str] = []
+        self._tz: tzinfo | None = None
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        self.add_column("time", key="time")
+        self.add_column("session", key="session")
+        self.add_column("model", key="model")
+        self.add_column("class", key="class")
+        self.add_column("shape", key="shape")
+        self.add_column("ran", key="ran")
+        self.add_column("message", key="message")
+
+    def show(self, failures: list[Turn] | tuple[Turn, ...], tz: tzinfo | None, now: float) -> None:
+        """Newest first. Rows are rebuilt only when the set of failures changed."""
+        newest = list(failures)[-MAX_ROWS:][::-1]
+        keys = [turn_key(t) for t in newest]
+        if keys == self._keys and tz is self._tz:
+            return
+        self._tz = tz
+        selected = self._keys[self.cursor_row] if self._keys and 0 <= self.cursor_row < len(self._keys) else None
+        self.clear()
+        for turn, key in zip(newest, keys):
+            self.add_row(*self._cells(turn, tz, now), key=key)
+        self._keys = keys
+        if selected in keys:
+            self.move_cursor(row=keys.index(selected), animate=False)
+
+    @staticmethod
+    def _cells(turn: Turn, tz: tzinfo | None, now: float) -> list[Text]:
+        return [
+            Text(fmt.local_time(turn.at, tz, now=now)),
+            Text(fmt.short_id(turn.session_id)),
+            Text(fmt.one_line(turn.model or "?", 24)),
+            Text(fmt.class_cell(turn.error_class)),
+            Text(turn.shape or "—"),
+            Text(fmt.duration(turn.duration_ms), justify="right"),
+            Text(fmt.one_line(turn.message, 120), no_wrap=True, overflow="ellipsis"),
+        ]
+
+    @property
+    def selected_key(self) -> str | None:
+        if not self._keys or not (0 <= self.cursor_row < len(self._keys)):
+            return None
+        return self._keys[self.cursor_row]
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self.post_message(self.Chosen(event.row_key.value if event.row_key else None))
+
+
+def turn_detail(turn: Turn | None, tz: tzinfo | None, now: float, incident: Incident | None, incident_note: str | None = None) -> Content:
+    if turn is None:
+        return Content.assemble(("Select a failure to see its details.", "$text-muted"))
+    rows: list = []
+
+    def row(label: str, value: str | None, style: str = "") -> None:
+        rows.append((f"{label:<12}", "$text-muted"))
+        rows.append((fmt.literal(value) if value else "—", style))
+        rows.append("\n")
+
+    row("failed", f"{fmt.local_time(turn.at, tz, now=now)} after {fmt.duration(turn.duration_ms)}  ·  {fmt.class_cell(turn.error_class)}  ·  {turn.shape or 'shape unknown'}", "bold")
+    row("message", turn.message)
+    info = turn.codex_error_info
+    if info is not None or turn.http_status:
+        text = (info if isinstance(info, str) else _compact_json(info)) if info is not None else ""
+        row("error info", f"{text}  ·  HTTP {turn.http_status}" if turn.http_status else text)
+    row("model", " · ".join(x for x in (turn.model, turn.effort, _fast(turn.fast), turn.provider and f"provider {turn.provider}") if x))
+    row("session", f"{turn.session_id}  ·  turn {turn.turn_index + 1}  ·  Codex {turn.cli_version or '?'} {turn.originator or ''}")
+    work = f"  ·  {turn.tool_calls} tool call(s) before it failed: check git status there" if turn.tool_calls else ""
+    row("cwd", (turn.cwd or "?") + work)
+    row("file", turn.file)
+    if incident is not None:
+        row("incident", f"{incident.name} ({incident.status})", "bold $warning")
+    else:
+        row("incident", incident_note or "no status-page incident overlapped", "$text-muted")
+    return Content.assemble(*rows)
+
+
+def _fast(fast: bool | None) -> str | None:
+    return {True: "Fast on", False: "Fast off"}.get(fast) if fast is not None else None
+
+
+def _compact_json(value) -> str:
+    try:
+        import orjson
+
+        return orjson.dumps(value).decode()
+    except Exception:  # noqa: BLE001 - shown as text either way
+        return repr(value)
+
+
+class TurnDetail(Static):
+    DEFAULT_CSS = """
+    TurnDetail { height: auto; max-height: 9; border-top: solid $panel-lighten-2; padding: 0 1; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("", markup=False, **kwargs)
+
+    def show(self, content: Content) -> None:
+        self.update(content)
+
+
+IncidentLookup = Callable[[Turn], "tuple[Incident | None, str | None]"]

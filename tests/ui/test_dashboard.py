@@ -1,0 +1,185 @@
+"""Pilot tests of the dashboard with real recordings and fake sources."""
+
+from __future__ import annotations
+
+import httpx
+from rich.text import Text
+
+from codexwatch.core.models import Turn
+from codexwatch.ui import messages as msg
+from codexwatch.ui.screens.dashboard import DashboardScreen
+from codexwatch.ui.widgets.decision import DecisionPanel
+from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail
+from codexwatch.ui.widgets.header import VerdictBar
+
+from .helpers import NOW, hanging_transport, CodexWatchApp, config, failed_turn_lines, make_home, snapshot_ok, tui_session, wait_until
+
+
+def text_of(widget) -> str:
+    return str(widget.render())
+
+
+def band_text(app) -> str:
+    """The action band, once as shown and once without the letter spacing of the large type."""
+    raw = str(app.screen.query_one("#band").render())
+    return raw + " | " + raw.replace("   ", "_").replace(" ", "").replace("_", " ")
+
+
+async def test_history_fills_the_table_header_and_now_panel(tmp_path):
+    app = CodexWatchApp(config(make_home(tmp_path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        await pilot.pause()
+        table = app.screen.query_one(FailuresTable)
+        # exec 0.171.0: 6 failed runs; tui 0.171.0: 3 failed turns
+        assert table.row_count == 9
+        header = text_of(app.screen.query_one(VerdictBar))
+        assert "DEGRADED" in header and "parser 100%" in header
+        assert "ALL CLEAR" in band_text(app)
+        # the newest failure is selected and its details are shown
+        detail = text_of(app.screen.query_one(TurnDetail))
+        assert "session" in detail and "/home/dev/src/shop-api" in detail
+
+
+async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp_path):
+    home = make_home(tmp_path)
+    session, session_id = tui_session(home)
+    app = CodexWatchApp(config(home, follow=True, hot_interval=0.05))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        assert app.view.now.action == "none"
+        rows_before = app.screen.query_one(FailuresTable).row_count
+        lines = failed_turn_lines("capacity", NOW - 30, session_id, model="gpt-6-sol")
+        with open(session, "ab") as fh:  # through one open handle, as Codex writes
+            for line in lines:
+                fh.write(line)
+                fh.flush()
+        table = app.screen.query_one(FailuresTable)
+        assert await wait_until(pilot, lambda: table.row_count == rows_before + 1)
+        assert await wait_until(pilot, lambda: app.view.now.action != "none")
+        newest = table.get_row_at(0)
+        assert "capacity" in str(newest[3])
+        assert app.view.episode is not None and app.view.episode.ongoing
+        assert "FAILING" in text_of(app.screen.query_one(VerdictBar))
+        assert "ALL CLEAR" not in band_text(app)
+
+
+async def test_status_page_failure_shows_unknown_since(tmp_path):
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    app = CodexWatchApp(
+        config(make_home(tmp_path), status_enabled=True, status_url="https://status.openai.com",
+               status_transport=httpx.MockTransport(refuse))
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_until(pilot, lambda: app.snapshot is not None and app.view and app.view.now)
+        app.refresh_now()
+        await pilot.pause()
+        header = text_of(app.screen.query_one(VerdictBar))
+        assert "status page unknown" in header and "unknown since" in header
+        await pilot.press("4")
+        body = text_of(app.screen.query_one("#status-body"))
+        assert "Status unknown since" in body
+        assert "all clear" in body
+
+
+async def test_text_from_logs_and_status_is_shown_literally(tmp_path):
+    nasty = "[bold red]boom[/] \x1b[31mred\x1b[0m [link=http://x]y[/link]"
+    turn = Turn(
+        session_id="s-1", turn_id="t-1", file="/tmp/x.jsonl", model="[b]m[/b]", outcome="failed",
+        error_class="capacity", message=nasty, started_at=NOW - 100, ended_at=NOW - 90, duration_ms=10_000,
+        shape="rejected", cwd="/home/dev/[i]x[/i]",
+    )
+    app = CodexWatchApp(config(tmp_path, load_history=False, status_enabled=True, status_transport=hanging_transport()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.post_message(msg.HistoryLoaded([turn], []))
+        app.post_message(msg.StatusUpdated(snapshot_ok(incident=True)))
+        assert await wait_until(pilot, lambda: app.screen.query_one(FailuresTable).row_count == 1)
+        app.refresh_now()
+        await pilot.pause()
+        row = app.screen.query_one(FailuresTable).get_row_at(0)
+        assert all(isinstance(cell, Text) for cell in row)
+        assert "[bold red]boom[/]" in row[6].plain and "\x1b" not in row[6].plain
+        assert row[2].plain == "[b]m[/b]"
+        detail = text_of(app.screen.query_one(TurnDetail))
+        assert "[bold red]boom[/]" in detail and "␛[31m" in detail and "/home/dev/[i]x[/i]" in detail
+        last = text_of(app.screen.query_one(DecisionPanel).query_one("#body"))
+        assert "[bold red]" not in last or "[bold red]boom[/]" in last
+        await pilot.press("4")
+        body = text_of(app.screen.query_one("#status-body"))
+        assert "Codex [bold]responses[/]" in body and "[red]errors[/]" in body
+
+
+async def test_narrow_pane_keeps_verdict_action_and_last_failure(tmp_path):
+    app = CodexWatchApp(config(make_home(tmp_path)))
+    async with app.run_test(size=(60, 15)) as pilot:
+        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DashboardScreen) and screen.has_class("-compact")
+        for selector in ("#header", "#band", "#last-failure"):
+            widget = screen.query_one(selector)
+            region = widget.region
+            assert widget.display and region.height >= 1, selector
+            assert region.y + region.height <= 15 - 1, selector  # above the footer
+        assert "FAILING" in text_of(screen.query_one("#header")) or "DEGRADED" in text_of(screen.query_one("#header"))
+        assert "ALL CLEAR" in band_text(app)
+        assert "Last failure" in text_of(screen.query_one("#last-failure"))
+
+
+async def test_help_and_command_palette(tmp_path):
+    from textual.command import CommandPalette
+
+    from codexwatch.ui.screens.help import HelpScreen
+
+    app = CodexWatchApp(config(make_home(tmp_path)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Triage wizard", "Copy the suggested Codex command", "Report", "Refresh status now"} <= set(titles)
+
+
+async def test_new_episode_and_incident_ring_the_bell_and_notify(tmp_path):
+    app = CodexWatchApp(config(tmp_path, load_history=False, bell=True, notify=True))
+    bells = []
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        app.bell = lambda: bells.append(1)
+        ok = Turn(session_id="s", turn_id="t0", file="f", outcome="ok", started_at=NOW - 300, ended_at=NOW - 290)
+        app.post_message(msg.HistoryLoaded([ok], []))
+        app.post_message(msg.StatusUpdated(snapshot_ok()))
+        await pilot.pause()
+        assert bells == []
+        bad = Turn(session_id="s", turn_id="t1", file="f", outcome="failed", error_class="capacity",
+                   message="Selected model is at capacity.", started_at=NOW - 60, ended_at=NOW - 50, model="gpt-6-sol")
+        app.post_message(msg.TurnsChanged([ok, bad]))
+        assert await wait_until(pilot, lambda: len(bells) == 1)
+        assert any("Codex turn failed" in (n.title or "") for n in app._notifications)
+        app.post_message(msg.StatusUpdated(snapshot_ok(incident=True)))
+        assert await wait_until(pilot, lambda: len(bells) == 2)
+        assert any("incident posted" in (n.title or "") for n in app._notifications)
+        app.post_message(msg.StatusUpdated(snapshot_ok()))
+        assert await wait_until(pilot, lambda: len(bells) == 3)
+        assert any("incident resolved" in (n.title or "") for n in app._notifications)
+
+
+async def test_bell_and_notifications_can_be_switched_off(tmp_path):
+    app = CodexWatchApp(config(tmp_path, load_history=False, bell=False, notify=False))
+    bells = []
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        app.bell = lambda: bells.append(1)
+        app.post_message(msg.HistoryLoaded([], []))
+        await pilot.pause()
+        bad = Turn(session_id="s", turn_id="t1", file="f", outcome="failed", error_class="capacity",
+                   started_at=NOW - 60, ended_at=NOW - 50)
+        app.post_message(msg.TurnsChanged([bad]))
+        await pilot.pause()
+        app.refresh_now()
+        assert bells == [] and not any("failed" in (n.title or "") for n in app._notifications)
