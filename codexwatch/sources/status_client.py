@@ -289,7 +289,8 @@ class StatusClient:
             raise FetchError("HTTP 429 (rate limited)", fallback_ok=False, retry_after=retry)
         if code != 200:
             retry = parse_retry_after(response.headers.get("retry-after"), self.clock()) if code >= 500 else None
-            raise FetchError(f"HTTP {code}", retry_after=retry)
+            # A 5xx with Retry-After asks us to wait: the other endpoints are not asked either.
+            raise FetchError(f"HTTP {code}", retry_after=retry, fallback_ok=retry is None)
         content_type = response.headers.get("content-type", "")
         if not _content_type_ok(content_type, want):
             shown = content_type.split(";")[0].strip() or "no content type"

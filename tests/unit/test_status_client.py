@@ -357,6 +357,14 @@ async def test_retry_after_is_honoured_as_a_floor():
         assert client.next_delay(False, False) == 240
 
 
+async def test_503_with_retry_after_waits_without_trying_fallbacks():
+    page = FakePage(summary=httpx.Response(503, headers={"retry-after": "600"}))
+    async with client_for(page) as client:
+        snap = await client.fetch()
+        assert client.next_delay(False, False) == 600
+    assert snap.error == "HTTP 503" and page.paths == [st.PROXY_SUMMARY_PATH]
+
+
 def test_retry_after_forms():
     assert parse_retry_after("120", NOW) == 120
     assert parse_retry_after("Fri, 20 Nov 2026 12:05:00 GMT", NOW) == 300
