@@ -349,8 +349,9 @@ def _summary(episode: Episode, cls: str, tz: tzinfo | None) -> str:
             else f"{_plural(n, 'failure')} ({mix}; the latest {cls})")
     if n == 1:
         return f"{what} on {models} at {local_time(episode.first, tz)}."
+    fmt = "%H:%M:%S" if episode.last - episode.first < 120 else "%H:%M"  # never "08:42–08:42"
     return (f"{what} on {models} in {span(episode.last - episode.first)} "
-            f"({local_time(episode.first, tz)}–{local_time(episode.last, tz)}).")
+            f"({local_time(episode.first, tz, fmt)}–{local_time(episode.last, tz, fmt)}).")
 
 
 def current_incident(episode: Episode, snapshot: StatusSnapshot | None) -> Incident | None:
@@ -596,8 +597,11 @@ def _decide(f: _Facts) -> _Decision:
 
 
 def backoff_for(episode: Episode, now: float) -> Backoff | None:
-    """The next rung of 30 s / 2 min / 10 min / 30 min; None past 30 minutes of failing."""
-    if now - episode.first > WIDE_OUTAGE_S:
+    """The next rung of 30 s / 2 min / 10 min / 30 min; None once failures span 30 minutes.
+
+    Measured between failures, not up to `now`: a user who stopped retrying has not been
+    failing meanwhile, and may try again once the current rung has passed."""
+    if episode.last - episode.first > WIDE_OUTAGE_S:
         return None
     step = min(len(episode.failures), len(BACKOFF_LADDER_S))
     return Backoff(episode.last + BACKOFF_LADDER_S[step - 1], step)
@@ -605,7 +609,7 @@ def backoff_for(episode: Episode, now: float) -> Backoff | None:
 
 def _backoff_line(f: _Facts, b: Backoff | None) -> str:
     if b is None:
-        return (f"Failing for {span(f.now - f.episode.first)}, past 30 minutes: treat it as a "
+        return (f"Failing for {span(f.episode.last - f.episode.first)}, past 30 minutes: treat it as a "
                 "wide outage, stop retrying and do something else.")
     wait = span(b.wait_s)
     if b.next_retry_at > f.now:

@@ -388,3 +388,8 @@ def test_incident_evidence_names_the_users_lead():
     assert any("began 10 min before OpenAI posted it" in e for e in adv.evidence)
     adv2 = run(episode(turn(T0)), snap=snapshot(incident=True))  # no post time: no claim
     assert not any("before OpenAI posted" in e for e in adv2.evidence)
+
+
+def test_short_spans_show_seconds():
+    adv = run(episode(turn(T0 - 22), turn(T0, index=1)))
+    assert adv.evidence[0] == "2 capacity failures on gpt-6-sol in 22 s (19:59:38–20:00:00)."
