@@ -42,6 +42,7 @@ from typing import NamedTuple
 from codexwatch.core.incident_link import link_incident
 from codexwatch.core.models import Episode, Incident, StatusSnapshot, Turn
 from codexwatch.core.redact import redact, shorten_home
+from codexwatch.core.stats import hour_of_week
 
 ACTIONS = (
     "none",
@@ -312,29 +313,39 @@ def concurrent_sessions(episode: Episode, turns: list[Turn], now: float) -> int:
     return len(running)
 
 
-def _is_peak(ts: float, tz: tzinfo | None) -> bool:
-    dt = datetime.fromtimestamp(ts, tz) if tz else datetime.fromtimestamp(ts).astimezone()
-    return dt.weekday() < 5 and dt.hour in PEAK_HOURS
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def _peak_split(grid: dict) -> tuple[int, int, int, int]:
+    """(peak turns, peak failures, off-peak turns, off-peak failures) from hour-of-week grids."""
+    cells = [(d, h) for d in range(7) for h in range(24)]
+    peak = [(d, h) for d, h in cells if d < 5 and h in PEAK_HOURS]
+    off = [c for c in cells if c not in peak]
+
+    def total(name, which):
+        return sum(grid[name][d][h] for d, h in which)
+
+    return total("turns", peak), total("failures", peak), total("turns", off), total("failures", off)
 
 
 def peak_hint(turns: list[Turn], now: float, tz: tzinfo | None) -> str | None:
-    """A hint to run long jobs off-peak, when the user's own failures cluster in work hours."""
-    recent = [t for t in turns if t.outcome in ("ok", "failed") and now - HISTORY_WINDOW_S <= t.at <= now]
-    peak = [t for t in recent if _is_peak(t.at, tz)]
-    off = [t for t in recent if not _is_peak(t.at, tz)]
-    peak_fail = sum(t.failed for t in peak)
-    off_fail = sum(t.failed for t in off)
+    """A hint to run long jobs off-peak, when the user's own failures cluster in work hours.
+
+    Read from the same hour-of-week figures the dashboard shows, over the last 7 days. The
+    failure *rate* must be higher at peak too: someone who only works 9 to 5 fails at 9 to 5."""
+    recent = [t for t in turns if now - HISTORY_WINDOW_S <= t.at <= now]
+    grid = hour_of_week(recent, tz)
+    peak, peak_fail, off, off_fail = _peak_split(grid)
     if peak_fail < PEAK_MIN_FAILURES or peak_fail / (peak_fail + off_fail) < PEAK_MIN_SHARE:
         return None
-    peak_rate = peak_fail / len(peak)
-    off_rate = off_fail / len(off) if off else 0.0
-    if off and peak_rate < PEAK_MIN_RATIO * off_rate:
+    if off and peak_fail / peak < PEAK_MIN_RATIO * (off_fail / off):
         return None
-    compare = (f"{off_fail} of {len(off)} off-peak" if off
-               else "you ran nothing off-peak to compare")
-    return (f"Peak hours: {peak_fail} of your {len(peak)} turns on weekdays "
+    compare = f"{off_fail} of {off} off-peak" if off else "you ran nothing off-peak to compare"
+    quiet = [f"{_DAYS[d]} {h:02d}:00" for d, h in grid["quietest"] if not (d < 5 and h in PEAK_HOURS)]
+    best = f" Your quietest hours: {', '.join(quiet[:3])}." if quiet else ""
+    return (f"Peak hours: {peak_fail} of your {peak} turns on weekdays "
             f"{PEAK_HOURS.start:02d}–{PEAK_HOURS.stop:02d} h failed in the last 7 days "
-            f"({compare}); run long jobs in the evening or at the weekend.")
+            f"({compare}); run long jobs in the evening or at the weekend.{best}")
 
 
 # --- evidence sentences ----------------------------------------------------------------
@@ -484,10 +495,20 @@ def _capacity(f: _Facts) -> _Decision:
     if "new_thread" not in f.done:
         return _new_thread(f)
     if f.fast_on and "fast_off" not in f.done:
-        return _Decision("fast_off", "Turn Fast off once (low confidence)",
-                         ["Fast was on; one user's report says turning it off helped. It is "
-                          "an experiment: you can turn it back on any time."], "low", ["/fast"])
+        ev = ["Fast was on; one user's report says turning it off helped. It is an "
+              "experiment: you can turn it back on any time.", _fast_rates(f.turns, f.now)]
+        return _Decision("fast_off", "Turn Fast off once (low confidence)", ev, "low", ["/fast"])
     return _after_ladder(f)
+
+
+def _fast_rates(turns: list[Turn], now: float) -> str:
+    """The user's own failure rate with and without Fast: the only evidence that is theirs."""
+    recent = [t for t in turns if t.outcome in ("ok", "failed") and now - HISTORY_WINDOW_S <= t.at <= now]
+    on = [t for t in recent if t.fast is True]
+    off = [t for t in recent if t.fast is False]
+    without = (f"without Fast {sum(t.failed for t in off)} of {len(off)}" if off
+               else "no turns without Fast to compare")
+    return f"Last 7 days: with Fast {sum(t.failed for t in on)} of {len(on)} turns failed; {without}."
 
 
 def _after_ladder(f: _Facts) -> _Decision:
@@ -688,6 +709,9 @@ def advise(episode: Episode | None, turns: list[Turn], snapshot: StatusSnapshot 
         evidence.append("Codex had already retried before showing the error; pressing Enter "
                         "again at once mostly meets the same wave.")
         evidence += _tried_sentences(f.steps, f.fast_on, tz)
+        if any((t.message or "").startswith("Reviewer model") for t in episode.failures):
+            evidence.append("“Reviewer model is at capacity”: the auto-review step failed; "
+                            "say so if you report it.")
     evidence += d.evidence
     return Advice(
         action=d.action, title=d.title, evidence=evidence, side=_side(f, b),

@@ -393,3 +393,30 @@ def test_incident_evidence_names_the_users_lead():
 def test_short_spans_show_seconds():
     adv = run(episode(turn(T0 - 22), turn(T0, index=1)))
     assert adv.evidence[0] == "2 capacity failures on gpt-6-sol in 22 s (19:59:38–20:00:00)."
+
+
+def test_fast_off_evidence_shows_the_users_rates_with_and_without_fast():
+    hist = [turn(T0 - 7200 + i * 60, "ok" if i % 2 else "failed", fast=False, session="h", index=i)
+            for i in range(4)]
+    ep = switched_and_new_thread(fast=True)
+    adv = run(ep, hist + ep.failures)
+    assert "Last 7 days: with Fast 3 of 3 turns failed; without Fast 2 of 4." in adv.evidence
+    adv2 = run(switched_and_new_thread(fast=True))
+    assert any("no turns without Fast to compare" in e for e in adv2.evidence)
+
+
+def test_reviewer_capacity_is_capacity_with_a_note():
+    f = turn(T0, message="Reviewer model is at capacity")
+    adv = run(episode(f))
+    assert adv.action == "switch_model"
+    assert any("auto-review step" in e for e in adv.evidence)
+    assert not any("auto-review" in e for e in run(episode(turn(T0))).evidence)
+
+
+def test_peak_hint_names_the_quietest_off_peak_hours():
+    monday_11 = datetime(2026, 11, 23, 11, 0, tzinfo=UTC).timestamp()
+    peak = [turn(monday_11 + i * 600, session="p", index=i) for i in range(4)]
+    evening = [turn(T0 - 3600 + i * 60, "ok", session="e", index=i) for i in range(10)]
+    f = turn(T0)
+    line = next(s for s in run(episode(f), peak + evening + [f]).side if s.startswith("Peak"))
+    assert "Your quietest hours: Wed 19:00" in line
