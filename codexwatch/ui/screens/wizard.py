@@ -1,0 +1,202 @@
+"""The triage wizard: the steps of triage-rules.md one at a time, then the report.
+
+The steps come from `codexwatch.core.triage.wizard_steps` and are recomputed whenever the
+logs change, so the wizard notices by itself when the user switched model or opened a new
+thread. The screen only lays them out.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Static
+
+from codexwatch.ui import fmt
+from codexwatch.ui.screens.report import ReportPreview, report_for
+from codexwatch.ui.view import DashboardView
+
+STATE_MARK = {
+    "done": ("✔", "done", "$success"),
+    "current": ("➜", "do this now", "bold $warning"),
+    "open": ("○", "not yet", "$text-muted"),
+    "skipped": ("–", "does not apply", "$text-muted"),
+}
+
+
+def steps_content(steps, index: int, report_index: int) -> Content:
+    parts: list = [("Steps\n", "bold underline")]
+    for i, step in enumerate(steps):
+        mark, _, style = STATE_MARK.get(step.state, ("?", step.state, ""))
+        here = "▶ " if i == index else "  "
+        parts.append((here, "bold"))
+        parts.append((f"{mark} ", style))
+        parts.append((f"{i + 1}. {fmt.one_line(step.title, 40)}\n", "bold" if i == index else ""))
+    here = "▶ " if index == report_index else "  "
+    parts.append((here, "bold"))
+    parts.append((f"■ {report_index + 1}. Report\n", "bold" if index == report_index else ""))
+    return Content.assemble(*parts)
+
+
+def step_content(step, number: int, total: int, episode_note: str | None) -> Content:
+    mark, label, style = STATE_MARK.get(step.state, ("?", step.state, ""))
+    parts: list = [
+        (f"Step {number} of {total}  ", "$text-muted"),
+        (f"{mark} {label}\n", style),
+        (fmt.one_line(step.title, 200) + "\n\n", "bold"),
+    ]
+    if episode_note:
+        parts.append((episode_note + "\n\n", "bold $success"))
+    parts.append(("Evidence\n", "bold underline"))
+    if not step.evidence:
+        parts.append(("  (nothing in the logs for this step)\n", "$text-muted"))
+    for item in step.evidence:
+        parts.append(("  ▸ ", "$text-muted"))
+        parts.append(fmt.one_line(item, 400))
+        parts.append("\n")
+    parts.append("\n")
+    parts.append(("Type in Codex\n", "bold underline"))
+    if not step.type_in_codex:
+        parts.append(("  nothing to type for this step\n", "$text-muted"))
+    for i, command in enumerate(step.type_in_codex):
+        parts.append(("  ", ""))
+        parts.append((fmt.one_line(command, 200), "bold $accent"))
+        if i == 0:
+            parts.append(("   (c copies it)", "$text-muted"))
+        parts.append("\n")
+    parts.append("\n")
+    parts.append(("What the logs show\n", "bold underline"))
+    parts.append("  " + fmt.one_line(step.afterwards or "nothing yet", 400) + "\n")
+    return Content.assemble(*parts)
+
+
+class WizardScreen(Screen):
+    BINDINGS = [
+        Binding("n,right", "next", "Next", key_display="n/→"),
+        Binding("b,left", "back", "Back", key_display="b/←"),
+        Binding("c", "copy", "Copy"),
+        Binding("s", "save", "Save report"),
+        Binding("escape", "app.pop_screen", "Dashboard"),
+    ]
+    DEFAULT_CSS = """
+    WizardScreen #wizard-title { height: 1; background: $panel; padding: 0 1; }
+    WizardScreen #wizard-body { height: 1fr; }
+    WizardScreen #wizard-steps { width: 40; border-right: solid $panel-lighten-2; padding: 0 1; }
+    WizardScreen #wizard-switcher { width: 1fr; }
+    WizardScreen #step-scroll { padding: 0 1; }
+    WizardScreen.-narrow #wizard-steps { display: none; }
+    """
+
+    index = reactive(0, bindings=True)
+
+    def __init__(self) -> None:
+        super().__init__(id="wizard")
+        self.steps: list = []
+        self._ready = False
+        self._pending = None
+        self._ended_note: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", markup=False, id="wizard-title")
+        with Horizontal(id="wizard-body"):
+            yield Static("", markup=False, id="wizard-steps")
+            with ContentSwitcher(initial="step-scroll", id="wizard-switcher"):
+                with VerticalScroll(id="step-scroll"):
+                    yield Static("", markup=False, id="step")
+                yield ReportPreview(id="wizard-report")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.set_class(self.size.width < 80, "-narrow")
+        if self._pending is not None:
+            self.show(*self._pending)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 80, "-narrow")
+
+    @property
+    def report_index(self) -> int:
+        return len(self.steps)
+
+    # --- data -------------------------------------------------------------------
+
+    def show(self, view: DashboardView, now: float, tz) -> None:
+        self._pending = (view, now, tz)
+        if not self._ready:
+            return
+        from codexwatch.core.triage import wizard_steps
+
+        episode = view.episode
+        if episode is not None and view.advice is not None:
+            self.steps = wizard_steps(view.advice, episode, view.snapshot, tz)
+            self._ended_note = None
+        elif self.steps:
+            self._ended_note = "This episode is over: a turn succeeded since. Nothing more to do unless it fails again."
+        title = self.query_one("#wizard-title", Static)
+        ep = episode or view.extra.get("latest_episode")
+        if ep is not None:
+            classes = ", ".join(f"{fmt.class_label(c)} ×{n}" for c, n in ep.classes.items())
+            title.update(Content.assemble(
+                ("Triage  ", "bold"),
+                (f"{len(ep.failures)} failure{'s' if len(ep.failures) != 1 else ''} since {fmt.local_time(ep.first, tz, now=now)}: {classes}", ""),
+                ("  (ongoing)" if ep.ongoing else "  (ended)", "$text-muted"),
+            ))
+        self.index = min(self.index, self.report_index)
+        self._render_step()
+        preview = self.query_one(ReportPreview)
+        if ep is not None:
+            preview.show(report_for(self.app, view, now, tz), ep.id)
+
+    def _render_step(self) -> None:
+        if not self._ready:
+            return
+        self.query_one("#wizard-steps", Static).update(steps_content(self.steps, self.index, self.report_index))
+        switcher = self.query_one(ContentSwitcher)
+        if self.index >= self.report_index:
+            switcher.current = "wizard-report"
+            return
+        switcher.current = "step-scroll"
+        step = self.steps[self.index]
+        self.query_one("#step", Static).update(
+            step_content(step, self.index + 1, self.report_index + 1, self._ended_note)
+        )
+
+    def watch_index(self) -> None:
+        self._render_step()
+
+    # --- actions ------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "back":
+            return self.index > 0
+        if action == "next":
+            return self.index < self.report_index
+        if action == "save":
+            return self.index == self.report_index
+        return True
+
+    def action_next(self) -> None:
+        if self.index < self.report_index:
+            self.index += 1
+
+    def action_back(self) -> None:
+        if self.index > 0:
+            self.index -= 1
+
+    def action_copy(self) -> None:
+        if self.index >= self.report_index:
+            self.query_one(ReportPreview).copy()
+            return
+        commands = self.steps[self.index].type_in_codex if self.steps else []
+        if not commands:
+            self.notify("Nothing to type for this step.", timeout=3)
+            return
+        self.app.copy_to_clipboard(commands[0])
+        self.notify(f"Copied: {commands[0]}", timeout=3, markup=False)
+
+    def action_save(self) -> None:
+        self.query_one(ReportPreview).save()
