@@ -11,14 +11,14 @@ On one history (built at benchmarks/out/history-1g if missing), measures:
 
 "Cold" means no codexwatch index cache, not an empty page cache: the files are read once
 by grep before anything is timed, so every subject reads from memory and the figures
-compare the programs, not the disk. Wall time is the best of --runs; memory the worst.
+compare the programs, not the disk. Runs are interleaved; wall time is the best of
+--runs, memory the worst.
 Prints a Markdown table, writes benchmarks/out/results-cold.json.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -82,30 +82,43 @@ def subjects(home: Path, only: set) -> list:
         env = {**os.environ, "CODEX_HOME": str(home)}
         found.append(("ccusage", ccusage_cmd(harness.ensure_ccusage()), env, None, check_ccusage))
     if "codexwatch" in only:
-        missing = None if importlib.util.find_spec("codexwatch.commands.stats") else \
-            "codexwatch.commands.stats does not exist yet"
+        missing = None if (REPO / "codexwatch" / "commands" / "stats.py").exists() else \
+            "codexwatch/commands/stats.py does not exist yet"
         found.append(("codexwatch", codexwatch_cmd(home), None, missing, check_codexwatch))
     return found
 
 
-def bench(name, cmd, env, missing, check, runs: int, nbytes: int, manifest: dict) -> Result:
-    result = Result(name, " ".join(cmd), available=missing is None, note=missing or "")
-    if missing:
-        return result
-    done = []
+def bench(found: list, runs: int, nbytes: int, manifest: dict) -> dict:
+    """Every subject `runs` times, interleaved (grep, ccusage, codexwatch, grep, ...), so
+    that other work on the machine weighs on all of them alike."""
+    results, done = {}, {}
+    for name, cmd, _, missing, _ in found:
+        results[name] = Result(name, " ".join(cmd), available=missing is None, note=missing or "")
+        done[name] = []
     for i in range(runs):
-        run = harness.measure(cmd, OUT / "runs" / f"{name}-{i}.out", env=env, cwd=REPO)
-        if run.returncode != 0:
-            result.available, result.note = False, f"exit {run.returncode}: {run.stderr_tail[-300:]}"
-            return result
-        done.append(run)
-        print(f"  {name} run {i + 1}: {run.wall_s:.2f} s, {run.peak_rss_tree_mb:.0f} MB", flush=True)
-    result.add(done, nbytes)
+        for name, cmd, env, _, _ in found:
+            if not results[name].available:
+                continue
+            run = harness.measure(cmd, OUT / "runs" / f"{name}-{i}.out", env=env, cwd=REPO)
+            if run.returncode != 0:
+                results[name].available = False
+                results[name].note = f"exit {run.returncode}: {run.stderr_tail[-300:]}"
+                continue
+            done[name].append(run)
+            print(f"  {name} run {i + 1}: {run.wall_s:.2f} s, {run.peak_rss_tree_mb:.0f} MB",
+                  flush=True)
+    for name, _, _, _, check in found:
+        if results[name].available:
+            results[name].add(done[name], nbytes)
+            results[name].check = answer(check, done[name][-1].stdout, manifest)
+    return results
+
+
+def answer(check, stdout: Path, manifest: dict) -> str:
     try:
-        result.check = check(done[-1].stdout, manifest)
+        return check(stdout, manifest)
     except (ValueError, KeyError, IndexError) as exc:
-        result.check = f"unreadable output: {exc!r}"
-    return result
+        return f"unreadable output: {exc!r}"
 
 
 def verdicts(results: dict) -> list[str]:
@@ -140,12 +153,14 @@ def main(argv=None) -> int:
     only = set(args.only.split(",")) | {"grep"}
     print(f"history {home}: {nbytes / 2**30:.2f} GiB, {len(files)} files, "
           f"{manifest['sessions']} sessions, {manifest['turns']} turns", flush=True)
+    load = os.getloadavg()[0]
+    if load > 0.5:
+        print(f"note: load average {load:.2f} before starting: other work on this machine "
+              "will show in the figures", flush=True)
     print("warming the page cache: one untimed grep pass over every file", flush=True)
     harness.measure(grep_cmd(home), OUT / "runs" / "warmup.out")
 
-    results = {}
-    for name, cmd, env, missing, check in subjects(home, only):
-        results[name] = bench(name, cmd, env, missing, check, args.runs, nbytes, manifest)
+    results = bench(subjects(home, only), args.runs, nbytes, manifest)
     floor = results["grep"].wall_s
     for r in results.values():
         r.vs_grep = round(r.wall_s / floor, 2) if r.available else None
