@@ -54,7 +54,7 @@ class Turn:
     message: str | None = None
     shape: str | None = None  # "rejected" | "interrupted" for failed turns
     # Beyond the JSON contract: facts the statistics and the advice read.
-    tool_calls: int = 0
+    tool_calls: int = 0  # before the failure; 0 for a turn that succeeded (not counted)
     tokens: int = 0  # tokens this turn consumed (delta of total_token_usage)
     context_used: int | None = None
     context_window: int | None = None
@@ -146,6 +146,7 @@ class FileHealth:
     unknown_types: dict[str, int] = field(default_factory=dict)
     oversized: int = 0
     unsupported: bool = False  # era A: no turns can be recovered
+    skimmed: bool = False  # first read visited turn boundaries only: lines were not all checked
     error: str | None = None  # the file vanished, could not be read, ...
 
 

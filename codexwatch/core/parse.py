@@ -26,6 +26,7 @@ USER_MESSAGE = 9
 OUTPUT = 10  # an assistant message or agent_message: the model produced something
 TOOL_CALL = 11
 LEGACY = 12  # a line of the pre-envelope format (era A)
+TICK = 13  # only the time of the last line read: how long an unfinished turn has run
 
 KNOWN_OUTER_TYPES = frozenset(
     {
@@ -63,10 +64,23 @@ HEADER_BYTES = 320
 class LineCounts:
     """Per-file parser health, filled while scanning."""
 
-    lines: int = 0
+    lines: int = 0  # lines read one by one (skimmed lines are not counted here)
+    blank: int = 0
     malformed: int = 0
+    skimmed_bytes: int = 0
     oversized: int = 0
     unknown_types: dict[str, int] = field(default_factory=dict)
+
+
+def last_line_time(buf, pos: int) -> tuple:
+    match = _HEADER.match(buf, pos, pos + HEADER_BYTES)
+    return (TICK, match.group(1) if match else None, None)
+
+
+def decode_payload(raw: bytes) -> dict | None:
+    obj = _decode(raw)
+    payload = obj.get("payload") if isinstance(obj, dict) else None
+    return payload if isinstance(payload, dict) else None
 
 
 def _decode(raw: bytes) -> Any:
@@ -84,7 +98,6 @@ def parse_line(
     Works in place on the buffer: most lines are never copied. `oversized`: the line is too
     long to decode; it is recognised by its head only.
     """
-    counts.lines += 1
     match = _HEADER.match(buf, pos, min(end, pos + HEADER_BYTES))
     if match is None:
         if oversized:
@@ -107,9 +120,11 @@ def parse_line(
         if kind is None:
             seen = _EVENTS_SEEN.get(name)
             return (seen, ts, None) if seen is not None else None
+        if kind == TOKEN_COUNT:  # many per turn, one used: the assembler decodes it lazily
+            return None if oversized else (TOKEN_COUNT, ts, bytes(buf[pos:end]))
         return _decoded(kind, ts, buf, pos, end, counts, oversized)
     if outer == b"turn_context":
-        return _decoded(TURN_CONTEXT, ts, buf, pos, end, counts, oversized)
+        return _turn_context(ts, buf, pos, end, counts, oversized)
     if outer == b"session_meta":
         return _decoded(META, ts, buf, pos, end, counts, oversized)
     name = outer.decode()
@@ -135,11 +150,41 @@ def _decoded(
     return (kind, ts, payload)
 
 
+# turn_context lines run to kilobytes of instructions and come once per sampling request in
+# some versions; the three fields needed are read straight from the bytes. Top-level `model`,
+# `effort` and `cwd` precede every nested object that could hold the same keys.
+_CONTEXT_FIELDS = {
+    name: re.compile(rb'"' + name.encode() + rb'":("(?:[^"\\]|\\.)*"|null)')
+    for name in ("model", "effort", "reasoning_effort", "cwd")
+}
+
+
+def _turn_context(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
+    found = {}
+    for name, pattern in _CONTEXT_FIELDS.items():
+        match = pattern.search(buf, pos, end)
+        found[name] = _decode(match.group(1)) if match else None
+    if found["model"] is None:  # not the usual layout: read it properly
+        rec = _decoded(TURN_CONTEXT, ts, buf, pos, end, counts, oversized)
+        return None if rec is None else (TURN_CONTEXT, ts, _context_fields(rec[2]))
+    if found["effort"] is None:
+        found["effort"] = found["reasoning_effort"]
+    return (TURN_CONTEXT, ts, found)
+
+
+def _context_fields(payload: dict) -> dict:
+    effort = payload.get("effort")
+    mode = payload.get("collaboration_mode")
+    if effort is None and isinstance(mode, dict) and isinstance(mode.get("settings"), dict):
+        effort = mode["settings"].get("reasoning_effort")
+    return {"model": payload.get("model"), "effort": effort, "cwd": payload.get("cwd")}
+
+
 def _slow_path(raw: bytes, counts: LineCounts) -> tuple | None:
     """Lines not in Codex's usual byte layout: decode and look at the keys."""
     stripped = raw.strip()
     if not stripped:
-        counts.lines -= 1  # a blank line is not a line of the log
+        counts.blank += 1
         return None
     obj = _decode(stripped)
     if not isinstance(obj, dict):
@@ -164,11 +209,13 @@ def _slow_path(raw: bytes, counts: LineCounts) -> tuple | None:
             return (OUTPUT, ts_bytes, None)
         return (TOOL_CALL, ts_bytes, None) if inner in _TOOL_ITEMS else None
     if outer == "event_msg":
+        if inner == "token_count":
+            return (TOKEN_COUNT, ts_bytes, raw)
         if inner in _EVENTS_DECODED:
             return (_EVENTS_DECODED[inner], ts_bytes, payload)
         return (_EVENTS_SEEN[inner], ts_bytes, None) if inner in _EVENTS_SEEN else None
     if outer == "turn_context":
-        return (TURN_CONTEXT, ts_bytes, payload)
+        return (TURN_CONTEXT, ts_bytes, _context_fields(payload))
     if outer == "session_meta":
         return (META, ts_bytes, payload)
     if outer not in KNOWN_OUTER_TYPES:
@@ -176,20 +223,166 @@ def _slow_path(raw: bytes, counts: LineCounts) -> tuple | None:
     return None
 
 
-def scan(buf: bytes, start: int, counts: LineCounts, max_line: int) -> tuple[list[tuple], int]:
-    """Parse every complete line in buf[start:]; -> (records, offset after the last newline).
+def scan(
+    buf, start: int, counts: LineCounts, max_line: int, stop: int | None = None
+) -> tuple[list[tuple], int]:
+    """Parse every complete line in buf[start:stop]; -> (records, offset after the last newline).
 
     A line longer than max_line is recognised by its head only and never decoded.
     """
     records: list[tuple] = []
     append = records.append
     find = buf.find
+    stop = len(buf) if stop is None else stop
     pos = start
+    last_was_record = True
     while True:
-        end = find(b"\n", pos)
+        end = find(b"\n", pos, stop)
         if end < 0:
-            return records, pos
+            break
+        counts.lines += 1
         rec = parse_line(buf, pos, end, counts, end - pos > max_line)
-        if rec is not None:
+        last_was_record = rec is not None
+        if last_was_record:
             append(rec)
         pos = end + 1
+    if not last_was_record:
+        append(last_line_time(buf, buf.rfind(b"\n", start, pos - 1) + 1 or start))
+    return records, pos
+
+
+# --- skimming -------------------------------------------------------------------------
+#
+# A whole file read at once need not be walked line by line: only the lines around turn
+# boundaries carry facts. Skimming finds the boundaries with bytes.find (C speed) and reads
+# just the few lines each turn needs, producing the same records the line-by-line path would
+# for the assembler. It is used for the first read of files that are not being written.
+
+TASK_NEEDLE = b'"type":"task_'
+_NEEDLES = {
+    TURN_CONTEXT: b'"type":"turn_context"',
+    SETTINGS: b'"type":"thread_settings_applied"',
+    TOKEN_COUNT: b'"type":"token_count"',
+    ERROR: b'"payload":{"type":"error"',
+    TURN_ABORTED: b'"type":"turn_aborted"',
+}
+_TOOL_NEEDLES = (b'"type":"function_call",', b'"type":"custom_tool_call",',
+                 b'"type":"local_shell_call",', b'"type":"web_search_call"')
+_OUTPUT_NEEDLES = (b'"role":"assistant"', b'"payload":{"type":"agent_message"')
+
+
+def can_skim(buf, end: int) -> bool:
+    """Files with task boundaries (era C and later) can be skimmed; older ones cannot."""
+    return buf.find(TASK_NEEDLE, 0, end) >= 0
+
+
+def _line_at(buf, hit: int, lo: int) -> tuple[int, int]:
+    return buf.rfind(b"\n", lo, hit) + 1 or lo, buf.find(b"\n", hit)
+
+
+def _last(buf, kind: int, lo: int, hi: int, counts: LineCounts, max_line: int) -> tuple | None:
+    """The last line of a kind between lo and hi, decoded."""
+    hit = buf.rfind(_NEEDLES[kind], lo, hi)
+    if hit < 0:
+        return None
+    start, end = _line_at(buf, hit, lo)
+    rec = parse_line(buf, start, end, counts, end - start > max_line)
+    return rec if rec is not None and rec[0] == kind else None
+
+
+def _turn_records(buf, lo: int, hi: int, counts: LineCounts, max_line: int,
+                  failed: bool, settings: bool) -> list[tuple]:
+    """What the assembler needs from the body of one turn (between its boundary lines)."""
+    out = [r for r in (
+        _last(buf, SETTINGS, lo, hi, counts, max_line) if settings else None,
+        _last(buf, TURN_CONTEXT, lo, hi, counts, max_line),
+        _last(buf, TOKEN_COUNT, lo, hi, counts, max_line),
+    ) if r is not None]
+    if failed:
+        # Only a failure needs to know whether work was done and what the TUI said.
+        calls = sum(buf.count(n, lo, hi) for n in _TOOL_NEEDLES)
+        out.extend([(TOOL_CALL, None, None)] * calls)
+        if any(buf.find(n, lo, hi) >= 0 for n in _OUTPUT_NEEDLES):
+            out.append((OUTPUT, None, None))
+        error = _last(buf, ERROR, lo, hi, counts, max_line)
+        if error is not None:
+            out.append(error)
+    return out
+
+
+def _between_turns(buf, lo: int, hi: int, counts: LineCounts, max_line: int,
+                   settings: bool) -> list[tuple]:
+    found = (
+        _last(buf, SETTINGS, lo, hi, counts, max_line) if settings else None,
+        _last(buf, TURN_CONTEXT, lo, hi, counts, max_line),
+    )
+    return [r for r in found if r is not None]
+
+
+def _writes_settings(buf, lo: int, stop: int) -> bool:
+    """Versions that record thread settings do so in the first turn: look only there, so
+    files of older versions are not searched to the end for every turn."""
+    first_complete = buf.find(b'"type":"task_complete"', lo, stop)
+    hi = stop if first_complete < 0 else buf.find(b"\n", first_complete)
+    return buf.find(_NEEDLES[SETTINGS], lo, hi) >= 0
+
+
+def _is_failure(payload: dict) -> bool:
+    return isinstance(payload.get("error"), dict) or payload.get("last_agent_message") is None
+
+
+def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple], int]:
+    """Records of the complete lines in buf[:end], visiting only turn boundaries.
+
+    -> (records, offset after the last complete line).
+    """
+    stop = buf.rfind(b"\n", 0, end) + 1
+    records: list[tuple] = []
+    first_end = buf.find(b"\n", 0, stop)
+    if first_end < 0:
+        return records, 0
+    counts.lines += 1
+    head = parse_line(buf, 0, first_end, counts, first_end > max_line)
+    if head is not None:
+        records.append(head)
+    settings = _writes_settings(buf, first_end, stop)
+    open_start: tuple | None = None  # (record, end of its line)
+    pos = gap_lo = first_end
+    while True:
+        hit = buf.find(TASK_NEEDLE, pos, stop)
+        if hit < 0:
+            break
+        start, line_end = _line_at(buf, hit, pos)
+        rec = parse_line(buf, start, line_end, counts, line_end - start > max_line)
+        pos = line_end + 1
+        if rec is None or rec[0] not in (TASK_STARTED, TASK_COMPLETE):
+            continue  # the needle sat inside some other line
+        if rec[0] == TASK_STARTED:
+            if open_start is not None:
+                records.extend(_close_unfinished(buf, open_start[1], start, counts, max_line, settings))
+            else:  # settings (and older files' turn_context) can precede task_started
+                records.extend(_between_turns(buf, gap_lo, start, counts, max_line, settings))
+            records.append(rec)
+            open_start = (rec, line_end)
+            continue
+        body_start = open_start[1] if open_start is not None else first_end
+        records.extend(_turn_records(buf, body_start, start, counts, max_line,
+                                     _is_failure(rec[2]), settings))
+        records.append(rec)
+        open_start = None
+        gap_lo = line_end
+    if open_start is not None:
+        records.extend(_close_unfinished(buf, open_start[1], stop, counts, max_line, settings))
+    records.append(last_line_time(buf, buf.rfind(b"\n", 0, stop - 1) + 1))
+    counts.skimmed_bytes += stop
+    return records, stop
+
+
+def _close_unfinished(buf, lo: int, hi: int, counts: LineCounts, max_line: int,
+                      settings: bool) -> list[tuple]:
+    """A turn with no task_complete: aborted by the user, killed, or still running."""
+    out = _turn_records(buf, lo, hi, counts, max_line, failed=True, settings=settings)
+    aborted = _last(buf, TURN_ABORTED, lo, hi, counts, max_line)
+    if aborted is not None:
+        out.append(aborted)
+    return out

@@ -56,6 +56,16 @@ def _time(value: Any) -> float | None:
     return parse_ts(value) if isinstance(value, str) else None
 
 
+def _reset_time(limits: dict) -> float | None:
+    """When the exhausted plan window (if any) resets."""
+    resets = []
+    for window in (limits.get("primary"), limits.get("secondary")):
+        if isinstance(window, dict) and (_num(window.get("used_percent")) or 0) >= 100:
+            resets.append(_time(window.get("resets_at")))
+    resets = [r for r in resets if r]
+    return max(resets) if resets else None
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -77,7 +87,9 @@ class TurnAssembler:
         self._fast: bool | None = None
         self._task_mode = False
         self._last_total_tokens = 0
-        self.last_ts: float | None = None
+        self._last_raw: bytes | None = None
+        self._last_parsed: tuple = (None, None)
+        self._pending_tokens: bytes | None = None
         self._resets_at: float | None = None
         self.done: list[Turn] = []
         self.open: Turn | None = None
@@ -94,9 +106,15 @@ class TurnAssembler:
             handler = _HANDLERS.get(kind)
             if handler is not None:
                 handler(self, ts, payload)
-            when = parse_ts(ts)
-            if when is not None:
-                self.last_ts = when
+            if ts is not None:
+                self._last_raw = ts  # parsed only when a duration needs it
+
+    @property
+    def last_ts(self) -> float | None:
+        """Time of the last line seen."""
+        if self._last_raw is not self._last_parsed[0]:
+            self._last_parsed = (self._last_raw, parse_ts(self._last_raw))
+        return self._last_parsed[1]
 
     def _on_meta(self, ts, p: dict) -> None:
         if self.session_id is not None:
@@ -117,11 +135,7 @@ class TurnAssembler:
 
     def _on_turn_context(self, ts, p: dict) -> None:
         self._model = _str(p.get("model")) or self._model
-        effort = p.get("effort")
-        if effort is None and isinstance(p.get("collaboration_mode"), dict):
-            settings = p["collaboration_mode"].get("settings")
-            effort = settings.get("reasoning_effort") if isinstance(settings, dict) else None
-        self._effort = _str(effort)
+        self._effort = _str(p.get("effort"))
         self.cwd = _str(p.get("cwd")) or self.cwd
         if self.open is not None:
             self.open.model = self._model
@@ -139,6 +153,7 @@ class TurnAssembler:
 
     def _on_task_started(self, ts, p: dict) -> None:
         self._task_mode = True
+        self._settle_tokens()
         self._close_open("incomplete")
         turn_id = _str(p.get("turn_id")) or f"{self.session_id}#{len(self.done)}"
         self._start(turn_id, parse_ts(ts) or _time(p.get("started_at")))
@@ -150,6 +165,7 @@ class TurnAssembler:
         if self._task_mode:
             return
         # Era B: the previous turn ends where the next prompt begins.
+        self._settle_tokens()
         self._close_era_b()
         self._start(f"{self.session_id}#{len(self.done)}", parse_ts(ts))
 
@@ -169,34 +185,43 @@ class TurnAssembler:
             return  # reported to the user, but the turn goes on
         self._error = (info, message)
 
-    def _on_token_count(self, ts, p: dict) -> None:
-        info = p.get("info")
+    def _on_token_count(self, ts, raw: bytes) -> None:
+        # Snapshots come many to a turn and only the last one counts: decode lazily.
+        self._pending_tokens = raw
+
+    def _settle_tokens(self) -> None:
+        raw, self._pending_tokens = self._pending_tokens, None
+        if raw is None:
+            return
+        obj = P.decode_payload(raw)
+        if obj is None:
+            return
+        info = obj.get("info")
         if isinstance(info, dict):
-            total = info.get("total_token_usage")
-            total_tokens = _num(total.get("total_tokens")) if isinstance(total, dict) else None
-            if total_tokens is not None:
-                self._last_total_tokens = int(total_tokens)
-            last = info.get("last_token_usage")
-            used = _num(last.get("total_tokens")) if isinstance(last, dict) else None
-            window = _num(info.get("model_context_window"))
-            if self.open is not None:
-                if used is not None:
-                    self.open.context_used = int(used)
-                if window:
-                    self.open.context_window = int(window)
-                self.open.tokens = max(0, self._last_total_tokens - self._tokens_at_start)
-        limits = p.get("rate_limits")
+            self._take_usage(info)
+        limits = obj.get("rate_limits")
         if isinstance(limits, dict):
-            resets = [
-                _time(w.get("resets_at"))
-                for w in (limits.get("primary"), limits.get("secondary"))
-                if isinstance(w, dict) and _num(w.get("used_percent")) is not None
-                and (_num(w.get("used_percent")) or 0) >= 100
-            ]
-            resets = [r for r in resets if r]
-            self._resets_at = max(resets) if resets else None
+            self._resets_at = _reset_time(limits)
+
+    def _take_usage(self, info: dict) -> None:
+        total = info.get("total_token_usage")
+        total_tokens = _num(total.get("total_tokens")) if isinstance(total, dict) else None
+        if total_tokens is not None:
+            self._last_total_tokens = int(total_tokens)
+        turn = self.open
+        if turn is None:
+            return
+        last = info.get("last_token_usage")
+        used = _num(last.get("total_tokens")) if isinstance(last, dict) else None
+        window = _num(info.get("model_context_window"))
+        if used is not None:
+            turn.context_used = int(used)
+        if window:
+            turn.context_window = int(window)
+        turn.tokens = max(0, self._last_total_tokens - self._tokens_at_start)
 
     def _on_task_complete(self, ts, p: dict) -> None:
+        self._settle_tokens()
         turn = self.open
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
             return  # the end of a turn we never saw begin (a replayed or truncated prefix)
@@ -215,9 +240,11 @@ class TurnAssembler:
             self._fail(turn, None, None, unrecorded=True)
         else:
             turn.outcome = "ok"
+            turn.tool_calls = 0  # counted for turns that failed or never finished only
         self._finish()
 
     def _on_turn_aborted(self, ts, p: dict) -> None:
+        self._settle_tokens()
         turn = self.open
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
             return
@@ -300,6 +327,7 @@ class TurnAssembler:
         turn is over (killed, crashed) rather than still running."""
         if self.unsupported:
             return []
+        self._settle_tokens()
         out = list(self.done)
         turn = self.open
         if turn is not None:

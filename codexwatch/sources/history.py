@@ -15,9 +15,12 @@ from typing import Callable, Iterable
 from codexwatch.core.classify import classify
 from codexwatch.core.models import FileHealth, Turn
 from codexwatch.sources import logdb
-from codexwatch.sources.reader import RolloutReader
+from codexwatch.sources.reader import RolloutReader, WholeFileBuffer
 
 ROLLOUT_DIRS = ("sessions", "archived_sessions")
+# Files written this recently are read line by line (every line checked, unknown line types
+# counted: a new Codex format shows up the day it ships); older ones are skimmed.
+HOT_SECONDS = 24 * 3600
 Progress = Callable[[int, int], None]
 
 
@@ -77,20 +80,22 @@ class History:
     def cutoff(self, now: float) -> float | None:
         return None if self.since_seconds is None else now - self.since_seconds
 
-    def load(self, now: float, progress: Progress | None = None) -> None:
+    def load(self, now: float, progress: Progress | None = None, skim: bool = True) -> None:
+        """The first full read. `skim`: files not written in the last day are skimmed."""
         self.now = now
         paths = find_rollouts(self.home, self.cutoff(now))
+        whole = WholeFileBuffer()
         for done, path in enumerate(paths, 1):
-            self.refresh_file(path)
+            self.refresh_file(path, whole, skim and _mtime(path) < now - HOT_SECONDS)
             if progress is not None:
                 progress(done, len(paths))
 
-    def refresh_file(self, path: str) -> bool:
+    def refresh_file(self, path: str, whole: WholeFileBuffer | None = None, skim: bool = False) -> bool:
         """Read what was appended to one file; True when anything changed."""
         reader = self.readers.get(path)
         if reader is None:
             reader = self.readers[path] = RolloutReader(path)
-        changed = reader.read_new().changed
+        changed = reader.read_new(whole, skim).changed
         if changed:
             self._cached = None
         return changed
@@ -147,6 +152,13 @@ class History:
             for key, n in reader.assembler.unknown_infos.items():
                 counts[key] = counts.get(key, 0) + n
         return counts
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
 
 
 def load_history(

@@ -42,22 +42,25 @@ class RolloutReader:
         self.assembler = TurnAssembler(self.path)
         self.mtime = 0.0
         self.error: str | None = None
+        self.skimmed = False  # the first read visited only turn boundaries
 
-    def read_new(self) -> ReadResult:
+    def read_new(self, whole: "WholeFileBuffer | None" = None, skim: bool = False) -> ReadResult:
+        """Read what was appended. `whole`: read a file seen for the first time in one go
+        into this reusable buffer; `skim`: and visit only its turn boundaries."""
         try:
             fd = os.open(self.path, os.O_RDONLY)
         except OSError as exc:
             self.error = _describe(exc)
             return ReadResult(changed=False, restarted=False, error=self.error)
         try:
-            return self._read_fd(fd)
+            return self._read_fd(fd, whole, skim)
         except OSError as exc:
             self.error = _describe(exc)
             return ReadResult(changed=False, restarted=False, error=self.error)
         finally:
             os.close(fd)
 
-    def _read_fd(self, fd: int) -> ReadResult:
+    def _read_fd(self, fd: int, whole: "WholeFileBuffer | None", skim: bool) -> ReadResult:
         st = os.fstat(fd)
         identity = (st.st_dev, st.st_ino)
         restarted = False
@@ -70,6 +73,9 @@ class RolloutReader:
         if st.st_size == self.offset:
             return ReadResult(changed=restarted, restarted=restarted)
         lines_before = self.counts.lines
+        if self.offset == 0 and whole is not None and st.st_size <= whole.limit:
+            self._read_whole(fd, st.st_size, whole, skim)
+            return ReadResult(changed=True, restarted=restarted)
         os.lseek(fd, self.offset, os.SEEK_SET)
         while True:
             chunk = os.read(fd, CHUNK)
@@ -78,6 +84,27 @@ class RolloutReader:
             self.offset += len(chunk)
             self._consume(chunk)
         return ReadResult(changed=restarted or self.counts.lines != lines_before, restarted=restarted)
+
+    def _read_whole(self, fd: int, size: int, whole: "WholeFileBuffer", skim: bool) -> None:
+        buf = whole.fill(fd, size)
+        got = whole.length
+        self.offset = got
+        if skim and P.can_skim(buf, got):
+            records, consumed = P.skim(buf, got, self.counts, self.max_line)
+            self.skimmed = True
+        else:
+            records, consumed = P.scan(buf, 0, self.counts, self.max_line, got)
+        if records:
+            self.assembler.feed(records)
+        self._keep_tail(buf, consumed, got)
+
+    def _keep_tail(self, buf, consumed: int, length: int) -> None:
+        """What follows the last newline waits for the rest of its line."""
+        if length - consumed > self.max_line:
+            self.skipping_head = bytes(buf[consumed:consumed + P.HEADER_BYTES])
+            self.pending = b""
+        else:
+            self.pending = bytes(buf[consumed:length])
 
     def _consume(self, chunk: bytes) -> None:
         start = 0
@@ -95,12 +122,7 @@ class RolloutReader:
         records, consumed = P.scan(buf, 0, self.counts, self.max_line)
         if records:
             self.assembler.feed(records)
-        rest = len(buf) - consumed
-        if rest > self.max_line:
-            self.skipping_head = buf[consumed:consumed + P.HEADER_BYTES]
-            self.pending = b""
-        else:
-            self.pending = buf[consumed:]
+        self._keep_tail(buf, consumed, len(buf))
 
     def turns(self, now: float) -> list[Turn]:
         # A copied or restored file has a fresh mtime but old lines: trust the older clue.
@@ -118,6 +140,7 @@ class RolloutReader:
             malformed=self.counts.malformed,
             unknown_types=dict(self.counts.unknown_types),
             oversized=self.counts.oversized,
+            skimmed=self.skimmed,
             unsupported=a.unsupported,
             error=self.error,
         )
@@ -129,3 +152,28 @@ def _describe(exc: OSError) -> str:
     if isinstance(exc, PermissionError):
         return "permission denied"
     return exc.strerror or type(exc).__name__
+
+
+class WholeFileBuffer:
+    """One growing buffer reused for every first read, so reading a large history does not
+    allocate (and fault in) fresh memory for each file."""
+
+    def __init__(self, limit: int = 256 << 20) -> None:
+        self.limit = limit  # larger files are read in chunks instead
+        self._buf = bytearray(0)
+        self.length = 0
+
+    def fill(self, fd: int, size: int) -> bytearray:
+        if len(self._buf) < size:
+            self._buf = bytearray(max(size, 2 * len(self._buf), 1 << 20))
+        view = memoryview(self._buf)
+        got = 0
+        os.lseek(fd, 0, os.SEEK_SET)
+        while got < size:
+            n = os.readv(fd, [view[got:size]])
+            if n == 0:
+                break  # the file shrank while we read: take what is there
+            got += n
+        view.release()
+        self.length = got
+        return self._buf

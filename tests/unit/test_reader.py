@@ -153,3 +153,51 @@ def test_running_turn_is_live_until_the_file_goes_quiet(tmp_path):
     assert turn.outcome == "incomplete" and turn.live
     [turn] = reader.turns(started + 3600)
     assert turn.outcome == "incomplete" and not turn.live
+
+
+# --- skimming: the first read of a file that is not being written ---------------------
+
+import glob  # noqa: E402
+
+import pytest  # noqa: E402
+
+from codexwatch.sources.reader import WholeFileBuffer  # noqa: E402
+from tests.conftest import SHARED_FIXTURES  # noqa: E402
+
+
+def _skim_cases():
+    paths = sorted(str(p) for p in REAL_CLI.rglob("*.jsonl"))
+    paths += sorted(glob.glob(str(SHARED_FIXTURES / "rollouts" / "real" / "*.jsonl")))
+    return paths
+
+
+@pytest.mark.parametrize("path", _skim_cases(), ids=lambda p: Path(p).name[-24:])
+def test_skimming_gives_the_same_turns_as_reading_every_line(path):
+    exact = RolloutReader(path)
+    exact.read_new()
+    skimmed = RolloutReader(path)
+    skimmed.read_new(WholeFileBuffer(), skim=True)
+    assert fingerprint(skimmed.turns(NOW)) == fingerprint(exact.turns(NOW))
+
+
+def test_skimmed_file_keeps_following_appends(tmp_path):
+    lines = TUI_171.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines[:30]) + lines[30][:50])  # ends mid-line
+    reader = RolloutReader(str(path))
+    reader.read_new(WholeFileBuffer(), skim=True)
+    with open(path, "ab") as out:
+        out.write(lines[30][50:] + b"".join(lines[31:]))
+    reader.read_new()
+    whole = RolloutReader(str(TUI_171))
+    whole.read_new()
+    assert fingerprint(reader.turns(NOW)) == fingerprint(whole.turns(NOW))
+
+
+def test_whole_file_buffer_is_reused_across_files(tmp_path):
+    buffer = WholeFileBuffer()
+    for source in EXEC_171[:3]:
+        reader = RolloutReader(str(source))
+        reader.read_new(buffer, skim=True)
+        assert reader.turns(NOW)
+    assert len(buffer._buf) >= max(p.stat().st_size for p in EXEC_171[:3])
