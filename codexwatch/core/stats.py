@@ -124,10 +124,13 @@ def sessions_running(turns: Iterable[Turn]) -> list[str]:
 def parser_health(health: Iterable[FileHealth]) -> dict:
     by_version: dict[str, dict] = defaultdict(
         lambda: {"files": 0, "lines": 0, "malformed": 0, "oversized": 0, "unknown_types": {},
-                 "unsupported_files": 0}
+                 "unsupported_files": 0, "skimmed_files": 0}
     )
+    # `lines` counts the lines read one by one; skimmed files (quiet ones, first read)
+    # contribute only the lines around their turn boundaries, so "understood" is the share
+    # of checked lines.
     total = {"files": 0, "lines": 0, "malformed": 0, "oversized": 0, "unknown_lines": 0,
-             "unsupported_files": 0, "unreadable_files": 0}
+             "unsupported_files": 0, "unreadable_files": 0, "skimmed_files": 0}
     for h in health:
         row = by_version[h.cli_version or "unknown"]
         row["files"] += 1
@@ -135,6 +138,7 @@ def parser_health(health: Iterable[FileHealth]) -> dict:
         row["malformed"] += h.malformed
         row["oversized"] += h.oversized
         row["unsupported_files"] += int(h.unsupported)
+        row["skimmed_files"] += int(h.skimmed)
         for name, n in h.unknown_types.items():
             row["unknown_types"][name] = row["unknown_types"].get(name, 0) + n
         total["files"] += 1
@@ -144,6 +148,7 @@ def parser_health(health: Iterable[FileHealth]) -> dict:
         total["unknown_lines"] += sum(h.unknown_types.values())
         total["unsupported_files"] += int(h.unsupported)
         total["unreadable_files"] += int(h.error is not None)
+        total["skimmed_files"] += int(h.skimmed)
     bad = total["malformed"] + total["unknown_lines"]
     total["understood"] = round(1 - bad / total["lines"], 4) if total["lines"] else None
     return {**total, "by_version": dict(sorted(by_version.items()))}

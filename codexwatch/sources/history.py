@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from codexwatch.core.classify import classify
 from codexwatch.core.models import FileHealth, Turn
-from codexwatch.sources import logdb
+from codexwatch.sources import logdb, parallel
 from codexwatch.sources.reader import RolloutReader, WholeFileBuffer
 
 ROLLOUT_DIRS = ("sessions", "archived_sessions")
@@ -22,6 +22,7 @@ ROLLOUT_DIRS = ("sessions", "archived_sessions")
 # counted: a new Codex format shows up the day it ships); older ones are skimmed.
 HOT_SECONDS = 24 * 3600
 Progress = Callable[[int, int], None]
+PARALLEL_MIN_BYTES = 64 << 20  # below this, starting processes costs more than it saves
 
 
 def home_problem(home: Path) -> str | None:
@@ -38,27 +39,39 @@ def home_problem(home: Path) -> str | None:
     return None
 
 
-def find_rollouts(home: Path, modified_since: float | None = None) -> list[str]:
-    """Every rollout file under the home, oldest path first."""
-    found: list[str] = []
+class RolloutFile(NamedTuple):
+    path: str
+    size: int
+    mtime: float
+
+
+def find_rollouts(home: Path, modified_since: float | None = None) -> list[RolloutFile]:
+    """Every rollout file under the home, oldest path first (date folders sort by time)."""
+    found: list[RolloutFile] = []
+    seen_dirs: set[tuple[int, int]] = set()
     for sub in ROLLOUT_DIRS:
-        _walk(str(home / sub), modified_since, found)
+        _walk(str(home / sub), modified_since, found, seen_dirs)
     found.sort()
     return found
 
 
-def _walk(folder: str, modified_since: float | None, out: list[str]) -> None:
+def _walk(folder: str, modified_since: float | None, out: list, seen: set) -> None:
     try:
+        st = os.stat(folder)
+        if (st.st_dev, st.st_ino) in seen:
+            return  # a symlink loop, or the same folder linked twice
+        seen.add((st.st_dev, st.st_ino))
         entries = list(os.scandir(folder))
     except OSError:
         return
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=True):
-                _walk(entry.path, modified_since, out)
+                _walk(entry.path, modified_since, out, seen)
             elif entry.name.endswith(".jsonl") and entry.is_file():
-                if modified_since is None or entry.stat().st_mtime >= modified_since:
-                    out.append(entry.path)
+                st = entry.stat()
+                if modified_since is None or st.st_mtime >= modified_since:
+                    out.append(RolloutFile(entry.path, st.st_size, st.st_mtime))
         except OSError:
             continue  # vanished between listing and looking
 
@@ -80,15 +93,23 @@ class History:
     def cutoff(self, now: float) -> float | None:
         return None if self.since_seconds is None else now - self.since_seconds
 
-    def load(self, now: float, progress: Progress | None = None, skim: bool = True) -> None:
-        """The first full read. `skim`: files not written in the last day are skimmed."""
+    def load(self, now: float, progress: Progress | None = None, skim: bool = True,
+             workers: int | None = None) -> None:
+        """The first full read. `skim`: files not written in the last day are skimmed.
+        A large history is read by several processes, one per core."""
         self.now = now
-        paths = find_rollouts(self.home, self.cutoff(now))
-        whole = WholeFileBuffer()
-        for done, path in enumerate(paths, 1):
-            self.refresh_file(path, whole, skim and _mtime(path) < now - HOT_SECONDS)
-            if progress is not None:
-                progress(done, len(paths))
+        files = find_rollouts(self.home, self.cutoff(now))
+        jobs = [(f.path, skim and f.mtime < now - HOT_SECONDS) for f in files]
+        workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+        if workers > 1 and sum(f.size for f in files) >= PARALLEL_MIN_BYTES:
+            parallel.read_all(jobs, workers, self.readers, progress)
+        else:
+            whole = WholeFileBuffer()
+            for done, (path, skim_it) in enumerate(jobs, 1):
+                self.refresh_file(path, whole, skim_it)
+                if progress is not None:
+                    progress(done, len(jobs))
+        self._cached = None
 
     def refresh_file(self, path: str, whole: WholeFileBuffer | None = None, skim: bool = False) -> bool:
         """Read what was appended to one file; True when anything changed."""
@@ -109,7 +130,7 @@ class History:
 
     def discover(self, now: float) -> list[str]:
         """Files that appeared since the last look."""
-        return [p for p in find_rollouts(self.home, self.cutoff(now)) if p not in self.readers]
+        return [f.path for f in find_rollouts(self.home, self.cutoff(now)) if f.path not in self.readers]
 
     @property
     def turns(self) -> list[Turn]:
@@ -152,13 +173,6 @@ class History:
             for key, n in reader.assembler.unknown_infos.items():
                 counts[key] = counts.get(key, 0) + n
         return counts
-
-
-def _mtime(path: str) -> float:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return 0.0
 
 
 def load_history(

@@ -158,7 +158,7 @@ class WholeFileBuffer:
     """One growing buffer reused for every first read, so reading a large history does not
     allocate (and fault in) fresh memory for each file."""
 
-    def __init__(self, limit: int = 256 << 20) -> None:
+    def __init__(self, limit: int = 32 << 20) -> None:
         self.limit = limit  # larger files are read in chunks instead
         self._buf = bytearray(0)
         self.length = 0
