@@ -176,6 +176,7 @@ def main(argv=None) -> int:
                     **{k: manifest[k] for k in ("sessions", "turns", "turns_by_outcome", "seed",
                                                 "days")}},
         "machine": {**harness.machine(), "ccusage": harness.installed_version("ccusage")},
+        "git": harness.git_state(),
         "page_cache": "warm: one untimed grep pass over every file before the timed runs",
         "runs": args.runs, "results": list(results.values()), "verdicts": verdicts(results),
         "table": table,

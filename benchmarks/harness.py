@@ -92,6 +92,16 @@ def machine() -> dict:
     }
 
 
+def git_state() -> dict:
+    """The commit measured, and the engine files that differ from it (others work here)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout
+
+    changed = git("status", "--porcelain", "--", "codexwatch").splitlines()  # "XY path"
+    return {"commit": git("rev-parse", "--short", "HEAD").strip(),
+            "uncommitted_codexwatch_files": [line[3:] for line in changed]}
+
+
 # ---------------------------------------------------------------------------- measuring
 @dataclass
 class Run:
@@ -115,32 +125,44 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def tree_rss(root: int) -> int:
-    """Resident bytes of a process and all its descendants, now."""
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_usage(root: int, cpu: dict) -> int:
+    """Resident bytes of a process and all its descendants, now; records each one's CPU
+    seconds so far into `cpu` (pid -> seconds)."""
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
         try:
             with open(f"/proc/{pid}/statm") as f:
                 total += int(f.read().split()[1]) * PAGE
-        except OSError:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu[pid] = (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+        except (OSError, IndexError, ValueError):
             continue
         todo += _children(pid)
     return total
 
 
 class TreeSampler(threading.Thread):
-    """Polls a process tree's resident memory until told to stop; keeps the peak."""
+    """Polls a process tree until told to stop: peak resident memory, CPU per process.
+
+    The CPU figures catch processes nobody waits for (a pool's workers, a forkserver),
+    which the kernel's rusage of the waited child leaves out.
+    """
 
     def __init__(self, pid: int, skip_root: bool, interval: float = 0.005):
         super().__init__(daemon=True)
         self.pid, self.skip_root, self.interval, self.peak = pid, skip_root, interval, 0
+        self.cpu: dict = {}
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.is_set():
             roots = _children(self.pid) if self.skip_root else [self.pid]
-            self.peak = max(self.peak, sum(tree_rss(p) for p in roots))
+            self.peak = max(self.peak, sum(tree_usage(p, self.cpu) for p in roots))
             self.done.wait(self.interval)
 
 
@@ -167,7 +189,8 @@ def measure(cmd: list[str], stdout: Path, env: dict | None = None, cwd: Path | N
     largest = _time_maxrss(report) if TIME else usage.ru_maxrss * 1024
     # The sampler may miss a short peak that the kernel saw: the tree is at least that.
     tree = max(sampler.peak, largest)
-    cpu = usage.ru_utime + usage.ru_stime
+    # rusage misses unwaited processes, sampling misses each one's last 5 ms: the larger.
+    cpu = max(usage.ru_utime + usage.ru_stime, sum(sampler.cpu.values()))
     return Run(round(wall, 3), round(cpu, 3), round(tree / 1e6, 1), round(largest / 1e6, 1),
                proc.returncode, stdout, tail)
 
