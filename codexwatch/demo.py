@@ -354,13 +354,8 @@ async def _sleep(seconds: float, stop: asyncio.Event) -> bool:
 
 def demo_status_transport(clock: Callable[[], float]):
     """An httpx MockTransport serving the status engineer's bundled demo payloads."""
-    try:
-        from codexwatch.sources.status_client import demo_payloads  # type: ignore[attr-defined]
-    except ImportError:
-        try:
-            from codexwatch.core.status import demo_payloads  # type: ignore[attr-defined]
-        except ImportError:
-            return None
+    from codexwatch.sources.demo_status import demo_payloads
+
     import httpx
 
     def handler(request: httpx.Request) -> httpx.Response:

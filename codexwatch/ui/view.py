@@ -189,8 +189,8 @@ def model_rows(stats_models: dict, turns: list[Turn], now: float) -> tuple[Model
         subs = variants.get(m["model"], [])
         if len(subs) > 1:
             for v in sorted(subs, key=lambda v: -(v["7d"]["turns"])):
-                effort = v.get("effort") or "effort ?"
-                fast = {True: "Fast on", False: "Fast off"}.get(v.get("fast"), "Fast ?")
+                effort = f"effort {v['effort']}" if v.get("effort") else "default effort"
+                fast = {True: "Fast on", False: "Fast off"}.get(v.get("fast"), "Fast unknown")
                 rows.append(_row(f"{effort} · {fast}", 1, v, ""))
     return tuple(rows)
 

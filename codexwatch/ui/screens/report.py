@@ -59,7 +59,9 @@ class ReportPreview(Vertical):
             ),
             id="report-note",
         )
-        yield TextArea("", read_only=True, show_line_numbers=False, soft_wrap=True, id="report-text")
+        area = TextArea("", read_only=True, show_line_numbers=False, soft_wrap=True, id="report-text")
+        area.cursor_blink = False
+        yield area
 
     @property
     def text(self) -> str:

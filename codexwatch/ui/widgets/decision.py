@@ -29,7 +29,7 @@ def severity(action: str) -> str:
     return "act"
 
 
-ACTION_GLYPH = {"calm": "✔", "wait": "⏸", "act": "➜", "stop": "■"}
+ACTION_GLYPH = {"calm": "✔", "wait": "‖", "act": "➜", "stop": "■"}
 
 
 ACTION_WORDS = {

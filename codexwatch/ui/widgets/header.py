@@ -25,30 +25,44 @@ STATUS_GLYPH = {"ok": "●", "warn": "▲", "bad": "✖", "unknown": "?", "off":
 
 
 def header_content(view: HeaderView, width: int) -> Content:
+    """The header, dropping the least important parts until it fits `width`."""
+    for level in range(6):
+        content = _header(view, width, level)
+        if content.cell_length <= width:
+            return content
+    return content
+
+
+def _header(view: HeaderView, width: int, level: int) -> Content:
     parts: list = []
     glyph = fmt.VERDICT_GLYPHS.get(view.verdict, "?")
     parts.append((f" {glyph} {view.verdict.upper()} ", VERDICT_STYLE.get(view.verdict, "bold")))
-    narrow = width < 90
-    if not narrow:
+    narrow = width < 90 or level >= 2
+    if not narrow and level == 0:
         parts.append((fmt.one_line(view.verdict_reason, 60), "$text-muted"))
         parts.append("  │ ")
     else:
         parts.append("│ ")
     st = view.status_level
-    parts.append((f"{STATUS_GLYPH.get(st, '?')} {view.status_text}", STATUS_STYLE.get(st, "")))
+    status_text = view.status_text if level < 3 else fmt.one_line(view.status_text, 20)
+    parts.append((f"{STATUS_GLYPH.get(st, '?')} {status_text}", STATUS_STYLE.get(st, "")))
     if view.status_age:
         parts.append((f" ({view.status_age})", "$text-muted"))
-    parts.append(" │ ")
-    parts.append(f"{view.running} running" if not narrow else f"▶{view.running}")
-    parts.append(" │ ")
-    if view.parser_share is None:
+    if level < 5:
+        parts.append(" │ ")
+        parts.append(f"{view.running} running" if not narrow else f"▶{view.running}")
+    if level >= 4:
+        pass
+    elif view.parser_share is None:
+        parts.append(" │ ")
         parts.append(("parser —", "$text-muted"))
     else:
+        parts.append(" │ ")
         share = view.parser_share
         style = "$success" if share >= 0.99 else ("$warning" if share >= 0.9 else "bold $error")
         label = "parser" if not narrow else "p"
         parts.append((f"{label} {share * 100:.0f}%", style))
-        if view.parser_note and not narrow:
+        if view.parser_note and not narrow and level == 0:
             parts.append((f" {fmt.one_line(view.parser_note, 50)}", "$text-muted"))
     if not view.loading.finished:
         frac = view.loading.fraction

@@ -25,10 +25,10 @@ class ModelsTable(DataTable):
     def _add_columns(self) -> None:
         self.add_column("model · effort · Fast", key="label")
         for w in WINDOWS:
-            self.add_column(f"{w} fail/turns", key=f"n{w}")
+            self.add_column(f"{w} failed", key=f"n{w}")
         self.add_column("7d rate", key="bar")
         self.add_column("failures, 7 days", key="spark")
-        self.add_column("lost", key="lost")
+        self.add_column("lost, 7 d", key="lost")
 
     def show(self, rows: tuple[ModelRow, ...]) -> None:
         if rows == self._rows:
@@ -36,15 +36,15 @@ class ModelsTable(DataTable):
         self._rows = rows
         self.clear()
         for i, row in enumerate(rows):
-            label = Text(("  " * row.indent) + fmt.one_line(row.label, 40), style="bold" if row.indent == 0 else "")
+            label = Text(("└ " if row.indent else "") + fmt.one_line(row.label, 40), style="bold" if row.indent == 0 else "")
             cells: list = [label]
             for w in WINDOWS:
                 n, f = row.turns.get(w, 0), row.failures.get(w, 0)
                 rate = row.rates.get(w)
                 cells.append(Text(f"{f}/{n} {fmt.percent(rate) if n else ''}".rstrip(), justify="right"))
             rate7 = row.rates.get("7d")
-            cells.append(Text(f"{fmt.bar(rate7, 10)} {fmt.percent(rate7) if row.turns.get('7d') else ''}"))
+            cells.append(Text(f"{fmt.bar(rate7, 8)} {fmt.percent(rate7) if row.turns.get('7d') else ''}"))
             cells.append(Text(row.spark))
-            lost = f"{row.lost_minutes:.0f} min · {fmt.tokens(row.lost_tokens)} tok" if row.lost_minutes or row.lost_tokens else "—"
+            lost = f"{row.lost_minutes:.0f} min {fmt.tokens(row.lost_tokens)} tok" if row.lost_minutes or row.lost_tokens else "—"
             cells.append(Text(lost, justify="right"))
             self.add_row(*cells, key=f"{i}:{row.label}")
