@@ -730,6 +730,7 @@ def build(out_dir: Path, size: int, days: int = 90, seed: int = 1, now: float | 
         path.parent.mkdir(parents=True, exist_ok=True)
         data = text.encode("utf-8")
         path.write_bytes(data)
+        os.utime(path, (end, end))  # as Codex left it: last written when the session ended
         count(totals, plan, start, end, text, len(data), tokens)
         if progress and totals.files % 200 == 0:
             progress(totals)

@@ -22,6 +22,7 @@ def load(settings: Settings, now: float | None = None, progress: Callable | None
         now,
         use_cache=settings.use_cache,
         progress=progress,
+        cache_dir=settings.cache_dir,
     )
     if history.home_problem is not None:
         raise HomeUnreadable(history.home_problem)

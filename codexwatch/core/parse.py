@@ -122,6 +122,8 @@ def parse_line(
             return (seen, ts, None) if seen is not None else None
         if kind == TOKEN_COUNT:  # many per turn, one used: the assembler decodes it lazily
             return None if oversized else (TOKEN_COUNT, ts, bytes(buf[pos:end]))
+        if kind == SETTINGS:
+            return _settings(ts, buf, pos, end, counts, oversized)
         return _decoded(kind, ts, buf, pos, end, counts, oversized)
     if outer == b"turn_context":
         return _turn_context(ts, buf, pos, end, counts, oversized)
@@ -150,26 +152,56 @@ def _decoded(
     return (kind, ts, payload)
 
 
-# turn_context lines run to kilobytes of instructions and come once per sampling request in
-# some versions; the three fields needed are read straight from the bytes. Top-level `model`,
-# `effort` and `cwd` precede every nested object that could hold the same keys.
-_CONTEXT_FIELDS = {
+# turn_context and thread_settings_applied lines run to kilobytes (instructions, permission
+# profiles) and come once per turn or more; the few string fields needed are read straight
+# from the bytes. The first occurrence of each key is the top-level one: it precedes every
+# nested object that could hold the same key.
+_STRING_FIELD = {
     name: re.compile(rb'"' + name.encode() + rb'":("(?:[^"\\]|\\.)*"|null)')
-    for name in ("model", "effort", "reasoning_effort", "cwd")
+    for name in ("model", "effort", "reasoning_effort", "cwd", "service_tier")
 }
 
 
-def _turn_context(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
+def _string_fields(buf, pos: int, end: int, names: tuple[str, ...]) -> dict:
     found = {}
-    for name, pattern in _CONTEXT_FIELDS.items():
-        match = pattern.search(buf, pos, end)
-        found[name] = _decode(match.group(1)) if match else None
+    for name in names:
+        match = _STRING_FIELD[name].search(buf, pos, end)
+        found[name] = _json_string(match.group(1)) if match else None
+    return found
+
+
+def _turn_context(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
+    found = _string_fields(buf, pos, end, ("model", "effort", "reasoning_effort", "cwd"))
     if found["model"] is None:  # not the usual layout: read it properly
         rec = _decoded(TURN_CONTEXT, ts, buf, pos, end, counts, oversized)
         return None if rec is None else (TURN_CONTEXT, ts, _context_fields(rec[2]))
     if found["effort"] is None:
         found["effort"] = found["reasoning_effort"]
     return (TURN_CONTEXT, ts, found)
+
+
+def _settings(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
+    found = _string_fields(buf, pos, end, ("model", "service_tier"))
+    if found["model"] is None:
+        rec = _decoded(SETTINGS, ts, buf, pos, end, counts, oversized)
+        return None if rec is None else (SETTINGS, ts, _settings_fields(rec[2]))
+    return (SETTINGS, ts, found)
+
+
+def _settings_fields(payload: dict) -> dict:
+    settings = payload.get("thread_settings")
+    if not isinstance(settings, dict):
+        return {"model": None, "service_tier": None}
+    return {"model": settings.get("model"), "service_tier": settings.get("service_tier")}
+
+
+def _json_string(raw: bytes) -> str | None:
+    if raw == b"null":
+        return None
+    if b"\\" in raw:  # escapes: let the JSON decoder undo them
+        value = _decode(raw)
+        return value if isinstance(value, str) else None
+    return raw[1:-1].decode("utf-8", "replace")
 
 
 def _context_fields(payload: dict) -> dict:
@@ -211,6 +243,8 @@ def _slow_path(raw: bytes, counts: LineCounts) -> tuple | None:
     if outer == "event_msg":
         if inner == "token_count":
             return (TOKEN_COUNT, ts_bytes, raw)
+        if inner == "thread_settings_applied":
+            return (SETTINGS, ts_bytes, _settings_fields(payload))
         if inner in _EVENTS_DECODED:
             return (_EVENTS_DECODED[inner], ts_bytes, payload)
         return (_EVENTS_SEEN[inner], ts_bytes, None) if inner in _EVENTS_SEEN else None
@@ -280,9 +314,10 @@ def _line_at(buf, hit: int, lo: int) -> tuple[int, int]:
     return buf.rfind(b"\n", lo, hit) + 1 or lo, buf.find(b"\n", hit)
 
 
-def _last(buf, kind: int, lo: int, hi: int, counts: LineCounts, max_line: int) -> tuple | None:
-    """The last line of a kind between lo and hi, decoded."""
-    hit = buf.rfind(_NEEDLES[kind], lo, hi)
+def _last(buf, kind: int, lo: int, hi: int, counts: LineCounts, max_line: int,
+          first: bool = False) -> tuple | None:
+    """The last (or first) line of a kind between lo and hi, decoded."""
+    hit = (buf.find if first else buf.rfind)(_NEEDLES[kind], lo, hi)
     if hit < 0:
         return None
     start, end = _line_at(buf, hit, lo)
@@ -293,9 +328,11 @@ def _last(buf, kind: int, lo: int, hi: int, counts: LineCounts, max_line: int) -
 def _turn_records(buf, lo: int, hi: int, counts: LineCounts, max_line: int,
                   failed: bool, settings: bool) -> list[tuple]:
     """What the assembler needs from the body of one turn (between its boundary lines)."""
+    # Settings and context come at a turn's start (the model cannot change mid-turn): search
+    # forward for them, and backward for the last token count, so no body is read through.
     out = [r for r in (
-        _last(buf, SETTINGS, lo, hi, counts, max_line) if settings else None,
-        _last(buf, TURN_CONTEXT, lo, hi, counts, max_line),
+        _last(buf, SETTINGS, lo, hi, counts, max_line, first=True) if settings else None,
+        _last(buf, TURN_CONTEXT, lo, hi, counts, max_line, first=True),
         _last(buf, TOKEN_COUNT, lo, hi, counts, max_line),
     ) if r is not None]
     if failed:

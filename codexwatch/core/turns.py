@@ -29,14 +29,24 @@ def version_tuple(version: str | None) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+# A time outside 1970 - 9998 is no time Codex wrote; as a date it would overflow (year 0,
+# year 10000) wherever it is shown or binned, so it counts as unknown.
+_LATEST = 253370764800.0  # 9999-01-01T00:00:00Z
+_MAX_COUNT = 2**53  # tokens and milliseconds beyond this are garbage (and not JSON-safe)
+
+
+def _plausible(ts: float | None) -> float | None:
+    return ts if ts is not None and 0.0 <= ts < _LATEST else None
+
+
 def parse_ts(raw: bytes | str | None) -> float | None:
     """Codex line timestamps: `2026-11-29T08:35:10.767Z`."""
     if raw is None:
         return None
     text = raw.decode("ascii", "replace") if isinstance(raw, bytes) else raw
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
+        return _plausible(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
+    except (ValueError, OverflowError, OSError):
         return None
 
 
@@ -48,12 +58,28 @@ def _num(value: Any) -> float | None:
     return None
 
 
+def _count(value: Any) -> int | None:
+    """A whole non-negative count (tokens, milliseconds), else None."""
+    number = _num(value)
+    return int(number) if number is not None and 0 <= number <= _MAX_COUNT else None
+
+
 def _time(value: Any) -> float | None:
     """Epoch seconds, or an ISO string (some writers use one)."""
     number = _num(value)
     if number is not None:
-        return number / 1000.0 if number > 1e11 else number  # milliseconds by mistake
+        return _plausible(number / 1000.0 if number > 1e11 else number)  # milliseconds by mistake
     return parse_ts(value) if isinstance(value, str) else None
+
+
+def _bounded(value: Any, room: int = 8) -> Any:
+    """A raw value kept from a log line, nesting cut below `room` levels: it is repr'd and
+    written as JSON later, and a pathologically deep one would overflow both."""
+    if isinstance(value, dict):
+        return {k: _bounded(v, room - 1) for k, v in value.items()} if room else "..."
+    if isinstance(value, list):
+        return [_bounded(v, room - 1) for v in value] if room else "..."
+    return value
 
 
 def _reset_time(limits: dict) -> float | None:
@@ -97,6 +123,28 @@ class TurnAssembler:
         self._error: tuple[Any, str | None] | None = None
         self._tokens_at_start = 0
         self._seen_records = 0
+
+    # -- saving and restoring (the index cache) ----------------------------------------
+
+    def export_state(self) -> dict:
+        """Plain values only (marshal-able): enough to go on reading later."""
+        state = {k: v for k, v in vars(self).items() if k not in ("done", "open", "_last_parsed")}
+        state["done"] = [turn_to_row(t) for t in self.done]
+        state["open"] = turn_to_row(self.open) if self.open is not None else None
+        return state
+
+    @classmethod
+    def from_state(cls, state: dict) -> "TurnAssembler":
+        assembler = cls(state["file"])
+        for key, value in state.items():
+            if key in ("done", "open"):
+                continue
+            if not hasattr(assembler, key):
+                raise ValueError(f"unknown assembler field {key}")
+            setattr(assembler, key, value)
+        assembler.done = [turn_from_row(r) for r in state["done"]]
+        assembler.open = turn_from_row(state["open"]) if state["open"] is not None else None
+        return assembler
 
     # -- feeding -------------------------------------------------------------------
 
@@ -143,11 +191,8 @@ class TurnAssembler:
             self.open.cwd = self.cwd
 
     def _on_settings(self, ts, p: dict) -> None:
-        settings = p.get("thread_settings")
-        if not isinstance(settings, dict):
-            return
-        self._fast = True if settings.get("service_tier") == "priority" else None
-        self._model = self._model or _str(settings.get("model"))
+        self._fast = True if p.get("service_tier") == "priority" else None
+        self._model = self._model or _str(p.get("model"))
         if self.open is not None:
             self.open.fast = self._fast
 
@@ -157,9 +202,9 @@ class TurnAssembler:
         self._close_open("incomplete")
         turn_id = _str(p.get("turn_id")) or f"{self.session_id}#{len(self.done)}"
         self._start(turn_id, parse_ts(ts) or _time(p.get("started_at")))
-        window = _num(p.get("model_context_window"))
+        window = _count(p.get("model_context_window"))
         if window and self.open is not None:
-            self.open.context_window = int(window)
+            self.open.context_window = window
 
     def _on_user_message(self, ts, p) -> None:
         if self._task_mode:
@@ -205,19 +250,19 @@ class TurnAssembler:
 
     def _take_usage(self, info: dict) -> None:
         total = info.get("total_token_usage")
-        total_tokens = _num(total.get("total_tokens")) if isinstance(total, dict) else None
+        total_tokens = _count(total.get("total_tokens")) if isinstance(total, dict) else None
         if total_tokens is not None:
-            self._last_total_tokens = int(total_tokens)
+            self._last_total_tokens = total_tokens
         turn = self.open
         if turn is None:
             return
         last = info.get("last_token_usage")
-        used = _num(last.get("total_tokens")) if isinstance(last, dict) else None
-        window = _num(info.get("model_context_window"))
+        used = _count(last.get("total_tokens")) if isinstance(last, dict) else None
+        window = _count(info.get("model_context_window"))
         if used is not None:
-            turn.context_used = int(used)
+            turn.context_used = used
         if window:
-            turn.context_window = int(window)
+            turn.context_window = window
         turn.tokens = max(0, self._last_total_tokens - self._tokens_at_start)
 
     def _on_task_complete(self, ts, p: dict) -> None:
@@ -226,11 +271,10 @@ class TurnAssembler:
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
             return  # the end of a turn we never saw begin (a replayed or truncated prefix)
         ended = parse_ts(ts) or _time(p.get("completed_at"))
-        duration = _num(p.get("duration_ms"))
-        ttft = _num(p.get("time_to_first_token_ms"))
-        turn.time_to_first_token_ms = int(ttft) if ttft is not None else None
+        duration = _count(p.get("duration_ms"))
+        turn.time_to_first_token_ms = _count(p.get("time_to_first_token_ms"))
         turn.ended_at = ended
-        turn.duration_ms = int(duration) if duration is not None else _span_ms(turn)
+        turn.duration_ms = duration if duration is not None else _span_ms(turn)
         error = p.get("error")
         if isinstance(error, dict):
             self._fail(turn, error.get("codex_error_info"), _str(error.get("message")))
@@ -250,8 +294,8 @@ class TurnAssembler:
             return
         turn.outcome = "aborted"
         turn.ended_at = parse_ts(ts) or _time(p.get("completed_at"))
-        duration = _num(p.get("duration_ms"))
-        turn.duration_ms = int(duration) if duration is not None else _span_ms(turn)
+        duration = _count(p.get("duration_ms"))
+        turn.duration_ms = duration if duration is not None else _span_ms(turn)
         self._finish()
 
     # -- turn life -------------------------------------------------------------------
@@ -280,6 +324,7 @@ class TurnAssembler:
         self._tokens_at_start = self._last_total_tokens
 
     def _fail(self, turn: Turn, info: Any, message: str | None, unrecorded: bool = False) -> None:
+        info = _bounded(info)
         turn.outcome = "failed"
         turn.codex_error_info = info
         turn.message = message
@@ -341,6 +386,16 @@ class TurnAssembler:
             view.duration_ms = view.duration_ms or _span_ms(view, self.last_ts)
             out.append(view)
         return out
+
+
+def turn_to_row(turn: Turn) -> tuple:
+    return tuple(getattr(turn, name) for name in Turn.__slots__)
+
+
+def turn_from_row(row) -> Turn:
+    if len(row) != len(Turn.__slots__):
+        raise ValueError("turn row of another shape")
+    return Turn(*row)
 
 
 def _span_ms(turn: Turn, end: float | None = None) -> int | None:

@@ -15,6 +15,7 @@ from typing import Callable, Iterable, NamedTuple
 from codexwatch.core.classify import classify
 from codexwatch.core.models import FileHealth, Turn
 from codexwatch.sources import logdb, parallel
+from codexwatch.sources.index import IndexCache, default_cache_dir, index_path
 from codexwatch.sources.reader import RolloutReader, WholeFileBuffer
 
 ROLLOUT_DIRS = ("sessions", "archived_sessions")
@@ -43,6 +44,7 @@ class RolloutFile(NamedTuple):
     path: str
     size: int
     mtime: float
+    identity: tuple[int, int]
 
 
 def find_rollouts(home: Path, modified_since: float | None = None) -> list[RolloutFile]:
@@ -71,7 +73,7 @@ def _walk(folder: str, modified_since: float | None, out: list, seen: set) -> No
             elif entry.name.endswith(".jsonl") and entry.is_file():
                 st = entry.stat()
                 if modified_since is None or st.st_mtime >= modified_since:
-                    out.append(RolloutFile(entry.path, st.st_size, st.st_mtime))
+                    out.append(RolloutFile(entry.path, st.st_size, st.st_mtime, (st.st_dev, st.st_ino)))
         except OSError:
             continue  # vanished between listing and looking
 
@@ -85,6 +87,8 @@ class History:
     _cached: list[Turn] | None = None
     _log_causes: dict[str, str] = field(default_factory=dict)
     _log_checked: set[str] = field(default_factory=set)
+    index: IndexCache | None = None
+    _dirty: set[str] = field(default_factory=set)
 
     @property
     def home_problem(self) -> str | None:
@@ -95,21 +99,47 @@ class History:
 
     def load(self, now: float, progress: Progress | None = None, skim: bool = True,
              workers: int | None = None) -> None:
-        """The first full read. `skim`: files not written in the last day are skimmed.
-        A large history is read by several processes, one per core."""
+        """The first full read: what the index already holds is taken from it and only
+        appended bytes are read; other files are read whole (skimmed when quiet for a day),
+        by several processes when there are many."""
         self.now = now
         files = find_rollouts(self.home, self.cutoff(now))
-        jobs = [(f.path, skim and f.mtime < now - HOT_SECONDS) for f in files]
-        workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-        if workers > 1 and sum(f.size for f in files) >= PARALLEL_MIN_BYTES:
-            parallel.read_all(jobs, workers, self.readers, progress)
-        else:
-            whole = WholeFileBuffer()
-            for done, (path, skim_it) in enumerate(jobs, 1):
-                self.refresh_file(path, whole, skim_it)
-                if progress is not None:
-                    progress(done, len(jobs))
+        cached = self.index.load() if self.index is not None else {}
+        jobs, grown = [], []
+        for f in files:
+            reader = cached.get(f.path)
+            if reader is not None and reader.identity == f.identity and f.size >= reader.offset:
+                self.readers[f.path] = reader
+                if f.size != reader.offset or f.mtime != reader.mtime:
+                    grown.append(f.path)
+            else:
+                jobs.append((f.path, skim and f.mtime < now - HOT_SECONDS))
+        self._read_new_files(jobs, workers, progress)
+        self.refresh(grown)
+        self._dirty.update(path for path, _ in jobs)
+        if self.index is not None:
+            self.save_index()
+            self.index.forget(p for p in cached if p not in self.readers and not os.path.exists(p))
         self._cached = None
+
+    def _read_new_files(self, jobs, workers: int | None, progress: Progress | None) -> None:
+        workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+        sizes = sum(_size(path) for path, _ in jobs) if workers > 1 else 0
+        if workers > 1 and sizes >= PARALLEL_MIN_BYTES:
+            parallel.read_all(jobs, workers, self.readers, progress)
+            return
+        whole = WholeFileBuffer()
+        for done, (path, skim_it) in enumerate(jobs, 1):
+            self.refresh_file(path, whole, skim_it)
+            if progress is not None:
+                progress(done, len(jobs))
+
+    def save_index(self) -> None:
+        """Write what changed since the last save (the app calls this now and then)."""
+        if self.index is None or not self._dirty:
+            return
+        self.index.save(self.readers[p] for p in self._dirty if p in self.readers)
+        self._dirty.clear()
 
     def refresh_file(self, path: str, whole: WholeFileBuffer | None = None, skim: bool = False) -> bool:
         """Read what was appended to one file; True when anything changed."""
@@ -119,6 +149,7 @@ class History:
         changed = reader.read_new(whole, skim).changed
         if changed:
             self._cached = None
+            self._dirty.add(path)
         return changed
 
     def refresh(self, paths: Iterable[str], now: float | None = None) -> list[str]:
@@ -175,14 +206,33 @@ class History:
         return counts
 
 
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def load_history(
     home: Path,
     since_seconds: float | None,
     now: float,
     use_cache: bool = True,
     progress: Progress | None = None,
+    cache_dir: Path | None = None,
 ) -> History:
     history = History(home=Path(home), since_seconds=since_seconds)
     if history.home_problem is None:
+        if use_cache:
+            history.index = open_index(Path(home), cache_dir)
         history.load(now, progress)
     return history
+
+
+def open_index(home: Path, cache_dir: Path | None = None) -> IndexCache | None:
+    """The index for this home, or None where there can be none (e.g. a cache directory
+    inside the Codex home, which codexwatch must never write to)."""
+    try:
+        return IndexCache(index_path(cache_dir or default_cache_dir(), home), home)
+    except (ValueError, OSError):
+        return None

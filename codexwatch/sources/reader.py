@@ -44,6 +44,26 @@ class RolloutReader:
         self.error: str | None = None
         self.skimmed = False  # the first read visited only turn boundaries
 
+    def export_state(self) -> dict:
+        return {
+            "path": self.path, "max_line": self.max_line, "offset": self.offset,
+            "identity": self.identity, "pending": self.pending,
+            "skipping_head": self.skipping_head, "mtime": self.mtime, "error": self.error,
+            "skimmed": self.skimmed,
+            "counts": {name: getattr(self.counts, name) for name in P.LineCounts.__slots__},
+            "assembler": self.assembler.export_state(),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> "RolloutReader":
+        reader = cls(state["path"], state["max_line"])
+        for key in ("offset", "pending", "skipping_head", "mtime", "error", "skimmed"):
+            setattr(reader, key, state[key])
+        reader.identity = tuple(state["identity"]) if state["identity"] else None
+        reader.counts = P.LineCounts(**state["counts"])
+        reader.assembler = TurnAssembler.from_state(state["assembler"])
+        return reader
+
     def read_new(self, whole: "WholeFileBuffer | None" = None, skim: bool = False) -> ReadResult:
         """Read what was appended. `whole`: read a file seen for the first time in one go
         into this reusable buffer; `skim`: and visit only its turn boundaries."""
@@ -114,6 +134,7 @@ class RolloutReader:
                 return
             head = self.skipping_head
             self.skipping_head = None
+            self.counts.lines += 1  # as scan counts an oversized line read in one piece
             rec = P.parse_line(head, 0, len(head), self.counts, oversized=True)
             if rec is not None:
                 self.assembler.feed([rec])
