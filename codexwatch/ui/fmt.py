@@ -151,7 +151,7 @@ def spark(values: list[float]) -> str:
 def short_id(session_id: str | None) -> str:
     if not session_id:
         return "—"
-    return session_id[-8:] if len(session_id) > 8 else session_id
+    return session_id[:8]
 
 
 def one_line(text: str | None, limit: int = 200) -> str:
