@@ -105,6 +105,12 @@ def parse_line(
             return None
         return _slow_path(buf[pos:end], counts)
     ts, outer, inner = match.group(1), match.group(2), match.group(3)
+    if inner is None and outer in (b"event_msg", b"response_item"):
+        # Not the usual layout (a payload that is no object, or does not start with its type).
+        if oversized:
+            counts.oversized += 1
+            return None
+        return _slow_path(buf[pos:end], counts)
     if outer == b"response_item":
         if inner == b"message":
             role = _ROLE.search(buf, match.end(), min(end, match.end() + 200))
@@ -156,22 +162,23 @@ def _decoded(
 # profiles) and come once per turn or more; the few string fields needed are read straight
 # from the bytes. The first occurrence of each key is the top-level one: it precedes every
 # nested object that could hold the same key.
-_STRING_FIELD = {
-    name: re.compile(rb'"' + name.encode() + rb'":("(?:[^"\\]|\\.)*"|null)')
-    for name in ("model", "effort", "reasoning_effort", "cwd", "service_tier")
-}
+_KEYS = {name: b'"' + name.encode() + b'":' for name in
+         ("model", "effort", "reasoning_effort", "service_tier")}
+_STRING_VALUE = re.compile(rb'"(?:[^"\\]|\\.)*"|null')
 
 
 def _string_fields(buf, pos: int, end: int, names: tuple[str, ...]) -> dict:
     found = {}
     for name in names:
-        match = _STRING_FIELD[name].search(buf, pos, end)
-        found[name] = _json_string(match.group(1)) if match else None
+        key = _KEYS[name]
+        at = buf.find(key, pos, end)  # a plain substring search is several times faster
+        match = _STRING_VALUE.match(buf, at + len(key), end) if at >= 0 else None
+        found[name] = _json_string(match.group(0)) if match else None
     return found
 
 
 def _turn_context(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
-    found = _string_fields(buf, pos, end, ("model", "effort", "reasoning_effort", "cwd"))
+    found = _string_fields(buf, pos, end, ("model", "effort", "reasoning_effort"))
     if found["model"] is None:  # not the usual layout: read it properly
         rec = _decoded(TURN_CONTEXT, ts, buf, pos, end, counts, oversized)
         return None if rec is None else (TURN_CONTEXT, ts, _context_fields(rec[2]))
@@ -209,7 +216,7 @@ def _context_fields(payload: dict) -> dict:
     mode = payload.get("collaboration_mode")
     if effort is None and isinstance(mode, dict) and isinstance(mode.get("settings"), dict):
         effort = mode["settings"].get("reasoning_effort")
-    return {"model": payload.get("model"), "effort": effort, "cwd": payload.get("cwd")}
+    return {"model": payload.get("model"), "effort": effort}
 
 
 def _slow_path(raw: bytes, counts: LineCounts) -> tuple | None:
@@ -236,6 +243,8 @@ def _slow_path(raw: bytes, counts: LineCounts) -> tuple | None:
         counts.malformed += 1
         return None
     inner = payload.get("type")
+    if not isinstance(inner, str):
+        inner = None  # a list or an object here must not reach the set lookups below
     if outer == "response_item":
         if inner == "message" and payload.get("role") == "assistant":
             return (OUTPUT, ts_bytes, None)
@@ -292,7 +301,10 @@ def scan(
 # just the few lines each turn needs, producing the same records the line-by-line path would
 # for the assembler. It is used for the first read of files that are not being written.
 
-TASK_NEEDLE = b'"type":"task_'
+TASK_NEEDLE = b'event_msg","payload":{"type":"task_'  # long: fewer false starts, faster
+# A turn's context and settings are written within its first lines (after the instructions,
+# on a session's first turn): look no further than this into a turn's body.
+TURN_HEAD_BYTES = 256 << 10
 _NEEDLES = {
     TURN_CONTEXT: b'"type":"turn_context"',
     SETTINGS: b'"type":"thread_settings_applied"',
@@ -316,8 +328,11 @@ def _line_at(buf, hit: int, lo: int) -> tuple[int, int]:
 
 def _last(buf, kind: int, lo: int, hi: int, counts: LineCounts, max_line: int,
           first: bool = False) -> tuple | None:
-    """The last (or first) line of a kind between lo and hi, decoded."""
-    hit = (buf.find if first else buf.rfind)(_NEEDLES[kind], lo, hi)
+    """The last (or first: near lo) line of a kind between lo and hi, decoded."""
+    if first:
+        hit = buf.find(_NEEDLES[kind], lo, min(hi, lo + TURN_HEAD_BYTES))
+    else:
+        hit = buf.rfind(_NEEDLES[kind], lo, hi)
     if hit < 0:
         return None
     start, end = _line_at(buf, hit, lo)
@@ -327,7 +342,8 @@ def _last(buf, kind: int, lo: int, hi: int, counts: LineCounts, max_line: int,
 
 def _turn_records(buf, lo: int, hi: int, counts: LineCounts, max_line: int,
                   failed: bool, settings: bool) -> list[tuple]:
-    """What the assembler needs from the body of one turn (between its boundary lines)."""
+    """`settings`: look for thread settings in the body (a session's first turn: later turns
+    have theirs written just before they start)."""
     # Settings and context come at a turn's start (the model cannot change mid-turn): search
     # forward for them, and backward for the last token count, so no body is read through.
     out = [r for r in (
@@ -359,9 +375,7 @@ def _between_turns(buf, lo: int, hi: int, counts: LineCounts, max_line: int,
 def _writes_settings(buf, lo: int, stop: int) -> bool:
     """Versions that record thread settings do so in the first turn: look only there, so
     files of older versions are not searched to the end for every turn."""
-    first_complete = buf.find(b'"type":"task_complete"', lo, stop)
-    hi = stop if first_complete < 0 else buf.find(b"\n", first_complete)
-    return buf.find(_NEEDLES[SETTINGS], lo, hi) >= 0
+    return buf.find(_NEEDLES[SETTINGS], lo, min(stop, lo + TURN_HEAD_BYTES)) >= 0
 
 
 def _is_failure(payload: dict) -> bool:
@@ -385,6 +399,7 @@ def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple],
     settings = _writes_settings(buf, first_end, stop)
     open_start: tuple | None = None  # (record, end of its line)
     pos = gap_lo = first_end
+    first_turn = True
     while True:
         hit = buf.find(TASK_NEEDLE, pos, stop)
         if hit < 0:
@@ -396,7 +411,9 @@ def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple],
             continue  # the needle sat inside some other line
         if rec[0] == TASK_STARTED:
             if open_start is not None:
-                records.extend(_close_unfinished(buf, open_start[1], start, counts, max_line, settings))
+                records.extend(_close_unfinished(buf, open_start[1], start, counts, max_line,
+                                                 settings and first_turn))
+                first_turn = False
             else:  # settings (and older files' turn_context) can precede task_started
                 records.extend(_between_turns(buf, gap_lo, start, counts, max_line, settings))
             records.append(rec)
@@ -404,12 +421,14 @@ def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple],
             continue
         body_start = open_start[1] if open_start is not None else first_end
         records.extend(_turn_records(buf, body_start, start, counts, max_line,
-                                     _is_failure(rec[2]), settings))
+                                     _is_failure(rec[2]), settings and first_turn))
         records.append(rec)
         open_start = None
         gap_lo = line_end
+        first_turn = False
     if open_start is not None:
-        records.extend(_close_unfinished(buf, open_start[1], stop, counts, max_line, settings))
+        records.extend(_close_unfinished(buf, open_start[1], stop, counts, max_line,
+                                         settings and first_turn))
     records.append(last_line_time(buf, buf.rfind(b"\n", 0, stop - 1) + 1))
     counts.skimmed_bytes += stop
     return records, stop

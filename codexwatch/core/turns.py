@@ -43,10 +43,15 @@ def parse_ts(raw: bytes | str | None) -> float | None:
     """Codex line timestamps: `2026-11-29T08:35:10.767Z`."""
     if raw is None:
         return None
-    text = raw.decode("ascii", "replace") if isinstance(raw, bytes) else raw
+    text = raw.decode("ascii", "replace") if isinstance(raw, (bytes, bytearray)) else raw
     try:
-        return _plausible(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
-    except (ValueError, OverflowError, OSError):
+        return _plausible(datetime.fromisoformat(text).timestamp())
+    except ValueError:  # Python < 3.11 does not read a trailing Z
+        try:
+            return _plausible(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
+        except (ValueError, OverflowError, OSError):
+            return None
+    except (OverflowError, OSError):
         return None
 
 
@@ -184,11 +189,9 @@ class TurnAssembler:
     def _on_turn_context(self, ts, p: dict) -> None:
         self._model = _str(p.get("model")) or self._model
         self._effort = _str(p.get("effort"))
-        self.cwd = _str(p.get("cwd")) or self.cwd
         if self.open is not None:
             self.open.model = self._model
             self.open.effort = self._effort
-            self.open.cwd = self.cwd
 
     def _on_settings(self, ts, p: dict) -> None:
         self._fast = True if p.get("service_tier") == "priority" else None
