@@ -22,6 +22,7 @@ def app_config(args: argparse.Namespace, settings: Settings):
         notify=settings.notify,
         theme=settings.theme,
         use_cache=settings.use_cache,
+        cache_dir=settings.cache_dir,
         home_problem=home_problem(settings.codex_home) if not settings.codex_home.exists() else None,
     )
 

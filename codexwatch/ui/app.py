@@ -45,6 +45,7 @@ class AppConfig:
     notify: bool = True
     theme: str = "textual-dark"
     use_cache: bool = True
+    cache_dir: Path | None = None
     load_history: bool = True
     follow: bool = True
     clock_tick: bool = True  # False freezes ages and countdowns (snapshots)
@@ -135,26 +136,34 @@ class CodexWatchApp(App):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False, description="Reading history")
     def _load(self) -> None:
-        from codexwatch.sources.history import History
+        from codexwatch.sources.history import home_problem, load_history
 
-        history = History(home=self.config.codex_home, since_seconds=self.config.since_seconds)
-        problem = history.home_problem
-        if problem is None:
-            last = [0.0]
+        problem = home_problem(self.config.codex_home)
+        last = [0.0]
 
-            def progress(done: int, total: int) -> None:
-                now = time.monotonic()
-                if done == total or now - last[0] > 0.1:
-                    last[0] = now
-                    self.post_message(msg.HistoryProgress(done, total))
+        def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if done == total or now - last[0] > 0.1:
+                last[0] = now
+                self.post_message(msg.HistoryProgress(done, total))
 
-            try:
-                history.load(self.clock(), progress)
-            except Exception as exc:  # noqa: BLE001 - shown, never crash the dashboard
-                self.post_message(msg.HistoryFailed(f"{type(exc).__name__}: {exc}"))
-                return
+        try:
+            history = load_history(
+                self.config.codex_home, self.config.since_seconds, self.clock(),
+                use_cache=self.config.use_cache, progress=progress, cache_dir=self.config.cache_dir,
+            )
+        except Exception as exc:  # noqa: BLE001 - shown, never crash the dashboard
+            self.post_message(msg.HistoryFailed(f"{type(exc).__name__}: {exc}"))
+            return
         self._history = history
         self.post_message(msg.HistoryLoaded(list(history.turns), history.health(), problem))
+
+    def reload_history(self) -> None:
+        """Read the history again (after the first-run screen, once Codex wrote something)."""
+        self.home_problem = None
+        self.loading = Loading(finished=False)
+        self._dirty = True
+        self._load()
 
     @work(exclusive=True, group="follow", exit_on_error=False, description="Following sessions")
     async def _follow(self) -> None:
