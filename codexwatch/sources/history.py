@@ -104,7 +104,7 @@ class History:
         by several processes when there are many."""
         self.now = now
         files = find_rollouts(self.home, self.cutoff(now))
-        cached = self.index.load() if self.index is not None else {}
+        cached = self.index.load({f.path for f in files}) if self.index is not None else {}
         jobs, grown = [], []
         for f in files:
             reader = cached.get(f.path)
@@ -119,7 +119,10 @@ class History:
         self._dirty.update(path for path, _ in jobs)
         if self.index is not None:
             self.save_index()
-            self.index.forget(p for p in cached if p not in self.readers and not os.path.exists(p))
+            found = {f.path for f in files}
+            self.index.forget(
+                [p for p in self.index.paths() if p not in found and not os.path.exists(p)]
+            )
         self._cached = None
 
     def _read_new_files(self, jobs, workers: int | None, progress: Progress | None) -> None:

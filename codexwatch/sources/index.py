@@ -91,8 +91,9 @@ class IndexCache:
 
     # -- reading and writing ------------------------------------------------------------
 
-    def load(self) -> dict[str, RolloutReader]:
-        """Every reader the index holds; rows that do not load are left out."""
+    def load(self, wanted: set[str] | None = None) -> dict[str, RolloutReader]:
+        """The readers the index holds (those of `wanted` paths only, if given); rows that do
+        not load are left out."""
         try:
             rows = self._connect().execute("SELECT path, state FROM files").fetchall()
         except sqlite3.DatabaseError as exc:
@@ -102,6 +103,8 @@ class IndexCache:
             return {}
         out: dict[str, RolloutReader] = {}
         for path, blob in rows:
+            if wanted is not None and path not in wanted:
+                continue
             try:
                 out[path] = RolloutReader.from_state(marshal.loads(blob))
             except Exception:  # noqa: BLE001 - a bad row only costs a re-read of that file
@@ -123,6 +126,12 @@ class IndexCache:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self.problem = f"index not saved: {exc}"  # a cache that cannot be written is no cache
+
+    def paths(self) -> list[str]:
+        try:
+            return [row[0] for row in self._connect().execute("SELECT path FROM files")]
+        except sqlite3.Error:
+            return []
 
     def forget(self, paths: Iterable[str]) -> None:
         try:

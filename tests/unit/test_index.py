@@ -1,0 +1,104 @@
+"""The index cache: a warm start reads only what changed; a bad index is rebuilt."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import time
+
+import pytest
+
+from codexwatch.sources.history import load_history
+from codexwatch.sources.index import IndexCache, index_path
+from tests.conftest import REAL_CLI
+
+NOW = time.time()
+
+
+def fingerprint(history):
+    return [(t.turn_id, t.outcome, t.error_class, t.shape, t.model, t.tokens) for t in history.turns]
+
+
+@pytest.fixture
+def home(tmp_path):
+    home = tmp_path / "codex"
+    shutil.copytree(REAL_CLI / "tui-0.171.0" / "sessions", home / "sessions")
+    shutil.copytree(REAL_CLI / "exec-0.171.0" / "sessions", home / "sessions", dirs_exist_ok=True)
+    return home
+
+
+def test_warm_start_gives_the_same_turns_without_reading_files(home, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cold = load_history(home, None, NOW, cache_dir=cache)
+    reads = []
+    from codexwatch.sources import reader
+
+    original = reader.RolloutReader._read_fd
+    monkeypatch.setattr(reader.RolloutReader, "_read_fd",
+                        lambda self, *a: reads.append(self.path) or original(self, *a))
+    warm = load_history(home, None, NOW, cache_dir=cache)
+    assert fingerprint(warm) == fingerprint(cold) and len(warm.turns) == 13
+    assert reads == []  # nothing changed, so nothing was opened
+
+
+def test_appended_lines_are_read_on_the_next_start(home, tmp_path):
+    cache = tmp_path / "cache"
+    session = next((home / "sessions").rglob("rollout-2026-11-29T08-42-06-*.jsonl"))
+    lines = session.read_bytes().splitlines(keepends=True)
+    session.write_bytes(b"".join(lines[:-1]))  # the last turn's end is not written yet
+    first = load_history(home, None, NOW, cache_dir=cache)
+    assert [t.outcome for t in first.turns if t.file == str(session)][-1] == "incomplete"
+    with open(session, "ab") as out:
+        out.write(lines[-1])
+    second = load_history(home, None, NOW, cache_dir=cache)
+    assert [t.outcome for t in second.turns if t.file == str(session)][-1] == "ok"
+
+
+def test_replaced_file_is_read_again(home, tmp_path):
+    cache = tmp_path / "cache"
+    load_history(home, None, NOW, cache_dir=cache)
+    target = next((home / "sessions").rglob("rollout-2026-11-29T08-42-06-*.jsonl"))
+    donor = next((REAL_CLI / "exec-0.120.0").rglob("rollout-*-bb05-*.jsonl"))
+    shutil.copy(donor, target.with_suffix(".new"))
+    target.with_suffix(".new").replace(target)  # same path, another file
+    again = load_history(home, None, NOW, cache_dir=cache)
+    mine = [t for t in again.turns if t.file == str(target)]
+    assert [(t.outcome, t.error_class) for t in mine] == [("failed", "unrecorded")]
+
+
+def test_corrupt_index_is_rebuilt_not_trusted(home, tmp_path):
+    cache = tmp_path / "cache"
+    cold = load_history(home, None, NOW, cache_dir=cache)
+    path = index_path(cache, home)
+    path.write_bytes(b"this is not a database" * 100)
+    again = load_history(home, None, NOW, cache_dir=cache)
+    assert fingerprint(again) == fingerprint(cold)
+    assert "rebuilt" in (again.index.problem or "")
+
+
+def test_bad_rows_and_old_versions_are_not_trusted(home, tmp_path):
+    cache = tmp_path / "cache"
+    cold = load_history(home, None, NOW, cache_dir=cache)
+    conn = sqlite3.connect(index_path(cache, home))
+    conn.execute("UPDATE files SET state = x'00ff'")
+    conn.commit()
+    assert fingerprint(load_history(home, None, NOW, cache_dir=cache)) == fingerprint(cold)
+    conn.execute("UPDATE meta SET value = 'an older engine' WHERE key = 'engine'")
+    conn.commit()
+    conn.close()
+    again = load_history(home, None, NOW, cache_dir=cache)
+    assert fingerprint(again) == fingerprint(cold)
+    assert "another version" in again.index.problem
+
+
+def test_index_never_lives_in_the_codex_home(home):
+    with pytest.raises(ValueError):
+        IndexCache(home / "cache" / "index.sqlite", home)
+    history = load_history(home, None, NOW, cache_dir=home / "cache")
+    assert history.index is None and not (home / "cache").exists()
+    assert len(history.turns) == 13
+
+
+def test_no_cache_writes_nothing(home, tmp_path):
+    load_history(home, None, NOW, use_cache=False, cache_dir=tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
