@@ -9,6 +9,7 @@ without ever being held whole in memory.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 
 from codexwatch.core import parse as P
@@ -68,7 +69,9 @@ class RolloutReader:
         """Read what was appended. `whole`: read a file seen for the first time in one go
         into this reusable buffer; `skim`: and visit only its turn boundaries."""
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            # O_NONBLOCK: a FIFO put where the file was must not block the open until a writer
+            # comes (it changes nothing for regular files).
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
             self.error = _describe(exc)
             return ReadResult(changed=False, restarted=False, error=self.error)
@@ -82,6 +85,9 @@ class RolloutReader:
 
     def _read_fd(self, fd: int, whole: "WholeFileBuffer | None", skim: bool) -> ReadResult:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device put where the file was
+            self.error = "not a regular file"
+            return ReadResult(changed=False, restarted=False, error=self.error)
         identity = (st.st_dev, st.st_ino)
         restarted = False
         if self.identity is not None and (identity != self.identity or st.st_size < self.offset):
