@@ -26,6 +26,9 @@ from codexwatch.sources.demo_status import demo_payloads  # noqa: F401  (re-expo
 
 USER_AGENT = f"codexwatch/{__version__} (+https://github.com/codexwatch)"
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+# The timeouts above bound each read; a server that trickles a byte now and then would pass
+# them forever. This bounds one whole request.
+DEFAULT_DEADLINE = 30.0
 MAX_BODY = 4 * 1024 * 1024  # the whole incident history is well under 1 MiB today
 HISTORY_INTERVAL = 600.0  # the history endpoint is big and changes slowly
 
@@ -122,6 +125,7 @@ class StatusClient:
         rng: random.Random | None = None,
         interval: float = 120.0,
         history_interval: float = HISTORY_INTERVAL,
+        deadline: float | None = DEFAULT_DEADLINE,
     ):
         url = httpx.URL(base_url.strip().rstrip("/"))
         if url.scheme not in ("http", "https") or not url.host:
@@ -130,6 +134,7 @@ class StatusClient:
         self._host = url.host
         self.clock = clock
         self.max_body = max_body
+        self.deadline = deadline
         self.rng = rng or random.Random()
         self.schedule = st.PollSchedule(interval=interval)
         self.history_interval = history_interval
@@ -268,11 +273,14 @@ class StatusClient:
         if cached and cached.last_modified:
             headers["If-Modified-Since"] = cached.last_modified
         try:
-            async with self._http.stream("GET", path, headers=headers) as response:
-                if response.status_code == 304 and cached is not None:
-                    return cached.body
-                self._check(response, want)
-                body = await self._read_capped(response)
+            async with asyncio.timeout(self.deadline):
+                async with self._http.stream("GET", path, headers=headers) as response:
+                    if response.status_code == 304 and cached is not None:
+                        return cached.body
+                    self._check(response, want)
+                    body = await self._read_capped(response)
+        except TimeoutError:
+            raise FetchError(f"no whole answer within {self.deadline:g} s", fallback_ok=False) from None
         except httpx.HTTPError as exc:
             raise FetchError(describe_transport_error(exc), fallback_ok=False) from None
         etag, modified = response.headers.get("etag"), response.headers.get("last-modified")
