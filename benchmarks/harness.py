@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -246,3 +247,132 @@ def write_results(path: Path, payload: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {k: ([asdict(x) for x in v] if k == "results" else v) for k, v in payload.items()}
     path.write_text(json.dumps(data, indent=2, default=str) + "\n")
+
+
+# ---------------------------------------------------------------------------- the running app
+def median(values: list) -> float:
+    s = sorted(values)
+    return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
+
+
+def percentile(values: list, q: float) -> float:
+    """Nearest-rank percentile (q in 0..100)."""
+    s = sorted(values)
+    return s[max(0, min(len(s) - 1, -(-len(s) * q // 100) - 1))]
+
+
+def scratch_home(source: Path, into: Path, keep_today: bool = False) -> Path:
+    """A Codex home the benchmark may write into, holding `source`'s history without copying
+    it: each date folder of `source` is a symlink. Today's folder is left out (unless
+    `keep_today`), so what a benchmark writes today lands in a real folder of its own and
+    never in `source`."""
+    today = time.strftime("%Y/%m/%d")
+    for day in (source / "sessions").glob("*/*/*"):
+        rel = day.relative_to(source / "sessions").as_posix()
+        if rel == today and not keep_today:
+            continue
+        link = into / "sessions" / rel
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(day.resolve(), target_is_directory=True)
+    (into / "sessions").mkdir(parents=True, exist_ok=True)
+    return into
+
+
+def today_folder(home: Path) -> Path:
+    """Where Codex writes a session started now; refuses a folder that is a symlink."""
+    folder = home / "sessions" / time.strftime("%Y/%m/%d")
+    if folder.is_symlink():
+        raise RuntimeError(f"{folder} links into a source history: not writing there")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def failing_sessions(version: str = "0.171.0", mode: str = "exec", seed: int = 1):
+    """An endless supply of fresh failing sessions built from the recordings:
+    (session id, lines, turn id of the failed turn). The last line is the failing
+    `task_complete`; ids and times are new each time, the session ends now."""
+    import random
+
+    gen = load_generator()
+    rng = random.Random(seed)
+    recordings = gen.load_templates()
+    pool = gen.output_pool(recordings, rng)
+    kind = next(k for _, k in gen.session_kinds(recordings) if (k.version, k.mode) == (version, mode))
+    failed = [(r, b) for r, b in kind.openers if b.expected[0] == "failed"]
+    while True:
+        recording, block = rng.choice(failed)
+        plan = gen.Plan(recording, [block], [{}], [], 0)
+        start = int(time.time()) - gen.duration(plan)
+        session_id, text, _, _ = gen.render_session(plan, start, rng, pool)
+        lines = text.splitlines(keepends=True)
+        last = json.loads(lines[-1])
+        assert last["payload"]["type"] == "task_complete", "recording does not end a turn"
+        yield session_id, lines, last["payload"]["turn_id"]
+
+
+def proc_usage(pid: int) -> tuple[float, int]:
+    """(CPU seconds so far, resident bytes) of one process and its descendants."""
+    cpu: dict = {}
+    rss = tree_usage(pid, cpu)
+    return sum(cpu.values()), rss
+
+
+class Tmux:
+    """The real app in a real terminal: a private tmux server (own socket, so nobody
+    else's tmux is touched), started once; `run()` opens a window per command."""
+
+    def __init__(self, width: int = 140, height: int = 45, socket: str | None = None):
+        self.socket = socket or f"codexwatch-bench-{os.getpid()}"
+        self.width, self.height = width, height
+        self.tmux(["new-session", "-d", "-s", "hold", "-x", str(width), "-y", str(height),
+                   "sleep", "86400"])
+
+    def tmux(self, args: list[str]) -> str:
+        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout
+
+    def run(self, name: str, cmd: list[str], env: dict) -> int:
+        """Start `cmd` in a new window; -> the pid of the command itself (tmux execs it)."""
+        sets = [f"{k}={v}" for k, v in env.items()]
+        out = self.tmux(["new-window", "-d", "-n", name, "-c", str(REPO), "-P", "-F", "#{pane_pid}",
+                         "env", *sets, *cmd])
+        return int(out.strip())
+
+    def screen(self, name: str) -> str:
+        return self.tmux(["capture-pane", "-p", "-t", f"hold:{name}"])
+
+    def wait_for(self, name: str, predicate, timeout: float = 60, interval: float = 0.01) -> str:
+        """Poll the window's text until `predicate(text)`; -> the text."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen(name)
+            if predicate(text):
+                return text
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"window {name}: condition not met in {timeout} s:\n{text}")
+            time.sleep(interval)
+
+    def kill(self, name: str) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-window", "-t", f"hold:{name}"],
+                       capture_output=True)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def dashboard_loaded(text: str) -> bool:
+    """The dashboard shows a read history: the header's parser share is a figure."""
+    return re.search(r"│ parser \d+%", text) is not None and "loading" not in text.split("\n", 1)[0]
+
+
+def codexwatch_cmd(*args: str) -> list[str]:
+    """codexwatch from the working tree (run with cwd=REPO)."""
+    return [sys.executable, "-m", "codexwatch", *args]
