@@ -382,7 +382,11 @@ def _status_sentence(snapshot: StatusSnapshot | None, episode: Episode | None,
         return f"Status page: unknown ({why}); not treated as all clear."
     inc = current_incident(episode, snapshot) if episode else None
     if inc is None:
-        return "Status page: no ongoing Codex incident."
+        # No incident tied to the user's failures; one may still be going on.
+        ongoing = snapshot.codex_incidents_ongoing if snapshot is not None else []
+        if not ongoing:
+            return "Status page: no ongoing Codex incident."
+        inc = ongoing[0]
     since = f" since {local_time(inc.started_at, tz)}" if inc.started_at else ""
     return f"Status page: Codex incident “{inc.name}” ({inc.status}{since})."
 
@@ -693,7 +697,10 @@ def _quiet(snapshot: StatusSnapshot | None, episode: Episode | None, tz) -> Advi
         ev = [f"The last failure episode ended; its last failure was at "
               f"{local_time(episode.last, tz)}."]
     ev.append(_status_sentence(snapshot, episode, tz))
-    return Advice("none", "No ongoing trouble", ev, status=status_state(snapshot), episode=episode)
+    title = "No ongoing trouble"
+    if snapshot is not None and snapshot.ok and snapshot.codex_incidents_ongoing:
+        title = "Your turns work; OpenAI reports a Codex incident"
+    return Advice("none", title, ev, status=status_state(snapshot), episode=episode)
 
 
 def advise(episode: Episode | None, turns: list[Turn], snapshot: StatusSnapshot | None,

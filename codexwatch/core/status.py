@@ -315,7 +315,9 @@ def parse_proxy_summary(payload: Any) -> SummaryPart:
         raw = raw_of.get(cid, "operational")  # absent from affected_components means operational
         status = map_component_status(raw)
         components.append(Component(cid, name, status, group, raw if status == "unknown" else None))
-    codex_ids = frozenset(c.id for c in components)
+    # "Codex in ChatGPT Desktop" sits in the ChatGPT group: it is shown, but a ChatGPT-only
+    # incident must not read as a Codex one (aiwatch #1008).
+    codex_ids = frozenset(c.id for c in components if c.group != "ChatGPT")
     incidents = [parse_native_incident(i, codex_ids, page_url) for i in ongoing]
     in_progress = [m for m in summary.get("scheduled_maintenances") or []
                    if isinstance(m, dict) and m.get("status") == "maintenance_in_progress"]
@@ -393,7 +395,7 @@ def parse_compat_incident(incident: Any, codex_ids: Iterable[str], page_url: str
 def parse_compat_incidents(payload: Any, page_url: str = DEFAULT_PAGE_URL) -> list[Incident]:
     """`/api/v2/incidents.json` -> incidents; components are always empty there, so Codex = title."""
     items = _require(payload, "incidents", list, "body")
-    codex_ids = set(CODEX_SEED_COMPONENTS) | {CODEX_DESKTOP_ID}
+    codex_ids = set(CODEX_SEED_COMPONENTS)
     out = []
     for item in items:
         try:
@@ -519,7 +521,7 @@ def codex_in_trouble(snapshot: StatusSnapshot | None) -> bool:
     """Anything Codex not operational (unknown included), or a Codex incident open."""
     if snapshot is None or not snapshot.ok:
         return False  # no answer is not evidence of trouble; the back-off rules that case
-    if any(c.status != "operational" for c in snapshot.components):
+    if any(c.status != "operational" for c in snapshot.components if c.group != "ChatGPT"):
         return True
     return bool(snapshot.codex_incidents_ongoing)
 

@@ -64,7 +64,7 @@ class IndexCache:
         return self._conn
 
     def _open_checked(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None)
+        conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
         conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         row = conn.execute("SELECT value FROM meta WHERE key = 'engine'").fetchone()
         if row is None or row[0] != engine_fingerprint():
@@ -84,7 +84,7 @@ class IndexCache:
     def _recreate(self) -> sqlite3.Connection:
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(str(self.path) + suffix).unlink(missing_ok=True)
-        conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None)
+        conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
         self._create(conn)
         return conn

@@ -136,7 +136,8 @@ def verdict(turns: list[Turn], episode: Episode | None, snapshot: StatusSnapshot
     if snapshot is not None and snapshot.ok and snapshot.codex_incidents_ongoing:
         return "degraded", "Codex incident on the status page"
     if snapshot is not None and snapshot.ok and any(
-        c.status in ("degraded_performance", "partial_outage", "major_outage") for c in snapshot.components
+        c.status in ("degraded_performance", "partial_outage", "major_outage")
+        for c in snapshot.components if c.group != "ChatGPT"  # the desktop app's is ChatGPT's
     ):
         return "degraded", "a Codex component is degraded"
     recent = [t for t in turns if t.failed and now - t.at < 3600]

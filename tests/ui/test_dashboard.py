@@ -35,7 +35,7 @@ async def test_history_fills_the_table_header_and_now_panel(tmp_path):
         assert table.row_count == 9
         header = text_of(app.screen.query_one(VerdictBar))
         assert "DEGRADED" in header and "parser 100%" in header
-        assert "ALL CLEAR" in band_text(app)
+        assert "NO FAILURES" in band_text(app)
         # the newest failure is selected and its details are shown
         detail = text_of(app.screen.query_one(TurnDetail))
         assert "session" in detail and "/home/dev/src/shop-api" in detail
@@ -61,7 +61,7 @@ async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp
         assert "capacity" in str(newest[3])
         assert app.view.episode is not None and app.view.episode.ongoing
         assert "FAILING" in text_of(app.screen.query_one(VerdictBar))
-        assert "ALL CLEAR" not in band_text(app)
+        assert "NO FAILURES" not in band_text(app)
 
 
 async def test_status_page_failure_shows_unknown_since(tmp_path):
@@ -124,7 +124,7 @@ async def test_narrow_pane_keeps_verdict_action_and_last_failure(tmp_path):
             assert widget.display and region.height >= 1, selector
             assert region.y + region.height <= 15 - 1, selector  # above the footer
         assert "FAILING" in text_of(screen.query_one("#header")) or "DEGRADED" in text_of(screen.query_one("#header"))
-        assert "ALL CLEAR" in band_text(app)
+        assert "NO FAILURES" in band_text(app)
         assert "Last failure" in text_of(screen.query_one("#last-failure"))
 
 

@@ -420,3 +420,10 @@ def test_peak_hint_names_the_quietest_off_peak_hours():
     f = turn(T0)
     line = next(s for s in run(episode(f), peak + evening + [f]).side if s.startswith("Peak"))
     assert "Your quietest hours: Wed 19:00" in line
+
+
+def test_quiet_but_an_incident_is_ongoing_says_so():
+    adv = advise(None, [], snapshot(incident=True), T0)
+    assert adv.action == "none"
+    assert any("Codex incident" in e for e in adv.evidence)
+    assert not any("no ongoing Codex incident" in e for e in adv.evidence)

@@ -450,3 +450,18 @@ def test_schedule_jitter_bounds_and_retry_after_floor():
     sched.record_failure(retry_after=10**6)
     assert sched.next_delay(False, False, FixedRng(0.5)) == 3600  # capped
     assert st.PollSchedule(interval=1).next_delay(False, False, FixedRng(0.0)) == 15  # floor
+
+
+def test_a_chatgpt_only_desktop_outage_is_not_a_codex_incident(summary):
+    part = st.parse_proxy_summary(summary)
+    assert DESK not in part.codex_ids
+    desk = next(c for c in part.components if c.id == DESK)
+    desk.status = "major_outage"
+    for comp in part.components:
+        if comp.id != DESK:
+            comp.status = "operational"
+    from codexwatch.core.models import Overall, StatusSnapshot
+
+    snap = StatusSnapshot(ok=True, error=None, source="x", fetched_at=0.0, stale=False,
+                          overall=Overall("minor", "x"), components=part.components, incidents=[])
+    assert not st.codex_in_trouble(snap)

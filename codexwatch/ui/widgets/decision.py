@@ -33,7 +33,7 @@ ACTION_GLYPH = {"calm": "✔", "wait": "‖", "act": "➜", "stop": "■"}
 
 
 ACTION_WORDS = {
-    "none": "ALL CLEAR",
+    "none": "NO FAILURES",  # about the user's turns only: never "all clear" for OpenAI
     "wait": "WAIT",
     "switch_model": "SWITCH MODEL",
     "new_thread": "NEW THREAD",
