@@ -77,6 +77,24 @@ def last_line_time(buf, pos: int) -> tuple:
     return (TICK, match.group(1) if match else None, None)
 
 
+# token_count lines, as Codex lays them out: the three numbers the assembler needs.
+_USAGE = re.compile(
+    rb'"info":\{"total_token_usage":\{[^{}]*?"total_tokens":(\d+)\},'
+    rb'"last_token_usage":\{[^{}]*?"total_tokens":(\d+)\}'
+)
+_WINDOW = re.compile(rb'"model_context_window":(\d+)')
+
+
+def usage_numbers(raw: bytes) -> tuple[int | None, int | None, int | None] | None:
+    """(total tokens so far, tokens of the last request, context window) of a token_count
+    line, read from its bytes; None when the line is not in the usual layout."""
+    match = _USAGE.search(raw)
+    if match is None:
+        return (None, None, None) if b'"info":null' in raw else None
+    window = _WINDOW.search(raw, match.end())
+    return int(match.group(1)), int(match.group(2)), int(window.group(1)) if window else None
+
+
 def decode_payload(raw: bytes) -> dict | None:
     obj = _decode(raw)
     payload = obj.get("payload") if isinstance(obj, dict) else None
@@ -134,7 +152,7 @@ def parse_line(
     if outer == b"turn_context":
         return _turn_context(ts, buf, pos, end, counts, oversized)
     if outer == b"session_meta":
-        return _decoded(META, ts, buf, pos, end, counts, oversized)
+        return _meta(ts, buf, pos, end, counts, oversized)
     name = outer.decode()
     if name not in KNOWN_OUTER_TYPES:
         counts.unknown_types[name] = counts.unknown_types.get(name, 0) + 1
@@ -162,8 +180,9 @@ def _decoded(
 # profiles) and come once per turn or more; the few string fields needed are read straight
 # from the bytes. The first occurrence of each key is the top-level one: it precedes every
 # nested object that could hold the same key.
+_META_KEYS = ("id", "session_id", "cli_version", "originator", "model_provider", "cwd")
 _KEYS = {name: b'"' + name.encode() + b'":' for name in
-         ("model", "effort", "reasoning_effort", "service_tier")}
+         ("model", "effort", "reasoning_effort", "service_tier") + _META_KEYS}
 _STRING_VALUE = re.compile(rb'"(?:[^"\\]|\\.)*"|null')
 
 
@@ -185,6 +204,20 @@ def _turn_context(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bo
     if found["effort"] is None:
         found["effort"] = found["reasoning_effort"]
     return (TURN_CONTEXT, ts, found)
+
+
+def _meta(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
+    """A session's first line carries its base instructions (tens of KB): read the
+    identity fields from the bytes; they precede the instructions."""
+    found = _string_fields(buf, pos, end, _META_KEYS)
+    if found["id"] is None and found["session_id"] is None:
+        rec = _decoded(META, ts, buf, pos, end, counts, oversized)
+        return None if rec is None else (META, ts, _meta_fields(rec[2]))
+    return (META, ts, found)
+
+
+def _meta_fields(payload: dict) -> dict:
+    return {key: payload.get(key) for key in _META_KEYS}
 
 
 def _settings(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
@@ -260,7 +293,7 @@ def _slow_path(raw: bytes, counts: LineCounts) -> tuple | None:
     if outer == "turn_context":
         return (TURN_CONTEXT, ts_bytes, _context_fields(payload))
     if outer == "session_meta":
-        return (META, ts_bytes, payload)
+        return (META, ts_bytes, _meta_fields(payload))
     if outer not in KNOWN_OUTER_TYPES:
         counts.unknown_types[outer] = counts.unknown_types.get(outer, 0) + 1
     return None

@@ -97,6 +97,15 @@ def _reset_time(limits: dict) -> float | None:
     return max(resets) if resets else None
 
 
+def _usage_of(info: dict) -> tuple[int | None, int | None, int | None]:
+    total, last = info.get("total_token_usage"), info.get("last_token_usage")
+    return (
+        _count(total.get("total_tokens")) if isinstance(total, dict) else None,
+        _count(last.get("total_tokens")) if isinstance(last, dict) else None,
+        _count(info.get("model_context_window")),
+    )
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -121,7 +130,7 @@ class TurnAssembler:
         self._last_raw: bytes | None = None
         self._last_parsed: tuple = (None, None)
         self._pending_tokens: bytes | None = None
-        self._resets_at: float | None = None
+        self._limits_raw: bytes | None = None
         self.done: list[Turn] = []
         self.open: Turn | None = None
         self._has_output = False
@@ -241,27 +250,25 @@ class TurnAssembler:
         raw, self._pending_tokens = self._pending_tokens, None
         if raw is None:
             return
-        obj = P.decode_payload(raw)
-        if obj is None:
-            return
-        info = obj.get("info")
-        if isinstance(info, dict):
-            self._take_usage(info)
-        limits = obj.get("rate_limits")
-        if isinstance(limits, dict):
-            self._resets_at = _reset_time(limits)
+        self._limits_raw = raw  # plan limits are read only if a usage limit is hit
+        numbers = P.usage_numbers(raw)
+        if numbers is None:  # not the usual layout: decode it
+            obj = P.decode_payload(raw)
+            info = obj.get("info") if obj is not None else None
+            numbers = _usage_of(info) if isinstance(info, dict) else (None, None, None)
+        self._take_usage(*numbers)
 
-    def _take_usage(self, info: dict) -> None:
-        total = info.get("total_token_usage")
-        total_tokens = _count(total.get("total_tokens")) if isinstance(total, dict) else None
-        if total_tokens is not None:
-            self._last_total_tokens = total_tokens
+    def _reset_time(self) -> float | None:
+        obj = P.decode_payload(self._limits_raw) if self._limits_raw else None
+        limits = obj.get("rate_limits") if obj is not None else None
+        return _reset_time(limits) if isinstance(limits, dict) else None
+
+    def _take_usage(self, total: int | None, used: int | None, window: int | None) -> None:
+        if total is not None:
+            self._last_total_tokens = total
         turn = self.open
         if turn is None:
             return
-        last = info.get("last_token_usage")
-        used = _count(last.get("total_tokens")) if isinstance(last, dict) else None
-        window = _count(info.get("model_context_window"))
         if used is not None:
             turn.context_used = used
         if window:
@@ -341,7 +348,7 @@ class TurnAssembler:
         worked = turn.tool_calls > 0 or self._has_output or bool(turn.time_to_first_token_ms)
         turn.shape = "interrupted" if worked else "rejected"
         if turn.error_class == "usage_limit":
-            turn.rate_limit_resets_at = self._resets_at
+            turn.rate_limit_resets_at = self._reset_time()
 
     def _finish(self) -> None:
         assert self.open is not None

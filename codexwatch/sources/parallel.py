@@ -10,17 +10,18 @@ from __future__ import annotations
 import marshal
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
 
 from codexwatch.sources.reader import RolloutReader, WholeFileBuffer
 
-BATCH_BYTES = 24 << 20
+BATCH_BYTES = 16 << 20
 
 
-def _read_batch(jobs: list[tuple[str, bool]]) -> list[RolloutReader]:
-    whole = WholeFileBuffer()
+def _read_batch(jobs: list[tuple[str, bool]], whole: WholeFileBuffer | None = None) -> list[RolloutReader]:
+    whole = whole or WholeFileBuffer()
     readers = []
     for path, skim in jobs:
         reader = RolloutReader(path)
@@ -55,25 +56,33 @@ def read_all(
     into: dict[str, RolloutReader],
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
+    """Read every job, this process taking batches too while `workers - 1` helpers each
+    work on one batch at a time: no core idles and nothing waits on a slow start."""
     # forkserver: safe to start from a thread of a running app, and cheap after the first.
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    done = 0
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-            futures = [pool.submit(_read_batch_exported, batch) for batch in _batches(jobs)]
-            for future in as_completed(futures):
-                for state in marshal.loads(future.result()):
-                    reader = RolloutReader.from_state(state)
-                    into[reader.path] = reader
-                    done += 1
-                if progress is not None:
-                    progress(done, len(jobs))
-    except (BrokenProcessPool, OSError, RuntimeError):
-        # No worker processes here (a restricted sandbox, an embedded interpreter):
-        # read what is left in this process instead.
-        rest = [job for job in jobs if job[0] not in into]
-        for reader in _read_batch(rest):
+    pending = deque(_batches(jobs))
+    whole = WholeFileBuffer()
+
+    def take(readers) -> None:
+        for reader in readers:
             into[reader.path] = reader
-            done += 1
-            if progress is not None:
-                progress(done, len(jobs))
+        if progress is not None:
+            progress(len(into), len(jobs))
+
+    try:
+        with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context(method)) as pool:
+            running: set = set()
+            while pending or running:
+                while pending and len(running) < workers - 1:
+                    running.add(pool.submit(_read_batch_exported, pending.popleft()))
+                for future in [f for f in running if f.done()]:
+                    running.remove(future)
+                    take(RolloutReader.from_state(st) for st in marshal.loads(future.result()))
+                if pending:
+                    take(_read_batch(pending.pop(), whole))
+                elif running:
+                    wait(running, return_when=FIRST_COMPLETED)
+    except (BrokenProcessPool, OSError, RuntimeError):
+        # No helper processes here (a restricted sandbox, an embedded interpreter):
+        # read what is left in this process instead.
+        take(_read_batch([job for job in jobs if job[0] not in into], whole))

@@ -97,7 +97,9 @@ def test_garbage_lines_are_counted_and_skipped(tmp_path):
 def test_oversized_line_is_skipped_without_holding_it(tmp_path):
     lines = EXEC_171[4].read_bytes().splitlines(keepends=True)
     huge = (b'{"timestamp":"2026-11-29T08:35:21.611Z","type":"response_item","payload":{"type":"function_call_output","output":"'
-            + b"x" * 5000 + b'"}}\n')
+            + b"x" * 5000 + b'"}}\n'
+            + b'{"timestamp":"2026-11-29T08:35:21.612Z","type":"event_msg","payload":{"type":"error","message":"'
+            + b"y" * 5000 + b'","codex_error_info":"other"}}\n')
     path = tmp_path / "o.jsonl"
     path.write_bytes(b"".join(lines[:14] + [huge] + lines[14:]))
     reader = RolloutReader(str(path), max_line=1000)
