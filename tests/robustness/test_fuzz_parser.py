@@ -6,13 +6,14 @@ What the engine guarantees (read from codexwatch/core/parse.py and sources/reade
   `counts.lines` (blank lines included; `counts.blank` is a subset), however it was split
   across reads and however long it is.
 - Lines are first recognised by a header of their first bytes. Only the kinds that carry facts
-  are decoded in full: `session_meta`, `task_started`, `task_complete`, `turn_aborted`,
-  `error`, `turn_context` and `thread_settings_applied` when their fields are not found in the
-  bytes, and every line whose head is not Codex's usual layout. Such a line that does not decode
-  to an object with an object `payload` counts once in `counts.malformed`. Lines recognised by
-  their header alone (response items, user/agent messages, unknown types, turn_context and
-  settings whose fields were read from the bytes, and `token_count`, decoded lazily, the last of
-  a turn only) are not checked further, so damage after their head is not counted.
+  are decoded in full: `task_started`, `task_complete`, `turn_aborted`, `error`; and
+  `session_meta`, `turn_context`, `thread_settings_applied` when their fields are not found in
+  the bytes; and every line whose head is not Codex's usual layout. Such a line that does not
+  decode to an object with an object `payload` counts once in `counts.malformed`. Lines
+  recognised by their header alone (response items, user/agent messages, unknown types,
+  meta/context/settings whose fields were read from the bytes, and `token_count`, decoded
+  lazily, the last of a turn only) are not checked further: damage after their head is not
+  counted.
 - A line over `max_line` is recognised by its head only and counted in `counts.oversized` when
   its head is not recognised or its kind needed decoding.
 - Skimming (`read_new(WholeFileBuffer(), skim=True)`) visits only turn boundaries: it counts
@@ -62,7 +63,7 @@ def _kind(line: bytes) -> tuple[str | None, str | None]:
 
 LINES = {f: f.read_bytes().splitlines(keepends=True) for f in FILES}
 TASK_FILES = [f for f in FILES if any(b'"type":"task_started"' in line for line in LINES[f])]
-DECODED = {("session_meta", None), ("event_msg", "task_started"), ("event_msg", "task_complete"),
+DECODED = {("event_msg", "task_started"), ("event_msg", "task_complete"),
            ("event_msg", "turn_aborted"), ("event_msg", "error")}
 DECODED_LINES = [line.rstrip(b"\n") for f in FILES for line in LINES[f]
                  if (_kind(line)[0], _kind(line)[1] if _kind(line)[0] == "event_msg" else None)
