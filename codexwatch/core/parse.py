@@ -456,9 +456,9 @@ def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple],
         records.extend(_turn_records(buf, body_start, start, counts, max_line,
                                      _is_failure(rec[2]), settings and first_turn))
         records.append(rec)
+        first_turn = first_turn and open_start is None  # a stray end before any start
         open_start = None
         gap_lo = line_end
-        first_turn = False
     if open_start is not None:
         records.extend(_close_unfinished(buf, open_start[1], stop, counts, max_line,
                                          settings and first_turn))

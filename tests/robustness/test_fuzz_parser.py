@@ -378,8 +378,6 @@ def test_oversized_lines_split_across_reads_are_counted(tmp_path, data):
     check_usable([reader])
 
 
-@pytest.mark.xfail(strict=False, reason="skim: a stray task_complete before the first turn ends "
-                   "the search for the session's thread settings (Fast unknown on turn 1)")
 def test_stray_boundary_before_the_first_turn_when_skimming(tmp_path):
     path = next(f for f in TASK_FILES if "tui-0.171.0" in str(f))
     lines = LINES[path]
