@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, Static, TabbedContent, TabPane
 
 from codexwatch.ui.view import DashboardView, Loading
+from codexwatch.ui.widgets import show_content
 from codexwatch.ui.widgets.decision import DecisionPanel, last_failure_content
 from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detail
 from codexwatch.ui.widgets.header import VerdictBar
@@ -41,9 +42,18 @@ class LoadingLine(Vertical):
         bar = self.query_one(ProgressBar)
         if loading.total:
             bar.update(total=loading.total, progress=loading.done)
-        self.query_one("#loading-label", Static).update(
+        elif bar.total is not None:
+            bar.update(total=None)  # read again (after the first-run screen): indeterminate
+        show_content(
+            self.query_one("#loading-label", Static),
             f"Reading Codex history: {loading.done}/{loading.total} files" if loading.total else "Reading Codex history…"
         )
+
+    def finish(self) -> None:
+        """Stop the bar: an indeterminate one animates 15 times a second, hidden or not."""
+        bar = self.query_one(ProgressBar)
+        if bar.percentage is None:
+            bar.update(total=1, progress=1)
 
 
 class DashboardScreen(Screen):
@@ -115,8 +125,10 @@ class DashboardScreen(Screen):
         loading.display = not view.header.loading.finished
         if not view.header.loading.finished:
             loading.show(view.header.loading)
+        else:
+            loading.finish()
         self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
-        self.query_one("#last-failure", Static).update(last_failure_content(view.now, now, tz))
+        show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
         self.query_one(FailuresTable).show(view.failures, tz, now)
         self._show_detail()
         self.query_one(ModelsTable).show(view.models)

@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from codexwatch.ui import fmt
 from codexwatch.ui.view import NowView
+from codexwatch.ui.widgets import show_content
 
 # Severity of an action decides the band's colour; the words carry the meaning.
 CALM = ("none",)
@@ -165,10 +166,11 @@ class DecisionPanel(Vertical):
         band = self.query_one("#band", Static)
         body = self.query_one("#body", Static)
         if view is None:
-            band.update(Content.assemble((" … READING YOUR CODEX HISTORY", "bold")))
+            show_content(band, Content.assemble((" … READING YOUR CODEX HISTORY", "bold")))
             band.set_classes("-calm")
-            body.update(Content.assemble(("The advice appears as soon as the history is read.", "$text-muted")))
+            show_content(body, Content.assemble(("The advice appears as soon as the history is read.", "$text-muted")))
             return
-        band.set_classes(f"-{severity(view.action)}")
-        band.update(band_content(view, compact))
-        body.update(body_content(view, now, tz, compact))
+        if set(band.classes) != {f"-{severity(view.action)}"}:  # restyling repaints
+            band.set_classes(f"-{severity(view.action)}")
+        show_content(band, band_content(view, compact))
+        show_content(body, body_content(view, now, tz, compact))

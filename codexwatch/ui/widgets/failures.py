@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Static
 
 from codexwatch.core.models import Incident, Turn
 from codexwatch.ui import fmt
+from codexwatch.ui.widgets import show_content
 
 MAX_ROWS = 500
 
@@ -135,7 +136,7 @@ class TurnDetail(Static):
         super().__init__("", markup=False, **kwargs)
 
     def show(self, content: Content) -> None:
-        self.update(content)
+        show_content(self, content)
 
 
 IncidentLookup = Callable[[Turn], "tuple[Incident | None, str | None]"]

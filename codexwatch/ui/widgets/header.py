@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from codexwatch.ui import fmt
 from codexwatch.ui.view import HeaderView
+from codexwatch.ui.widgets import show_content
 
 VERDICT_STYLE = {
     "ok": "bold $success",
@@ -84,9 +85,9 @@ class VerdictBar(Static):
 
     def show(self, view: HeaderView) -> None:
         self._view = view
-        self.update(header_content(view, self.size.width or 120))
+        show_content(self, header_content(view, self.size.width or 120))
         self.set_class(view.verdict == "failing", "-failing")
 
     def on_resize(self) -> None:
         if self._view is not None:
-            self.update(header_content(self._view, self.size.width))
+            show_content(self, header_content(self._view, self.size.width))

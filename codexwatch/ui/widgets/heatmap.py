@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from codexwatch.ui.view import HeatmapView
+from codexwatch.ui.widgets import show_content
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 SHADES = (" ·", "░░", "▒▒", "▓▓", "██")
@@ -63,4 +64,4 @@ class Heatmap(VerticalScroll):
         yield Static("", markup=False, id="heatmap-body")
 
     def show(self, view: HeatmapView | None) -> None:
-        self.query_one("#heatmap-body", Static).update(heatmap_content(view))
+        show_content(self.query_one("#heatmap-body", Static), heatmap_content(view))

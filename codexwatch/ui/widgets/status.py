@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from codexwatch.core.models import StatusSnapshot
 from codexwatch.ui import fmt
+from codexwatch.ui.widgets import show_content
 
 COMPONENT_MARK = {
     "operational": ("● operational", "$success"),
@@ -110,4 +111,4 @@ class StatusPanel(VerticalScroll):
         yield Static("", markup=False, id="status-body")
 
     def show(self, snapshot: StatusSnapshot | None, now: float, tz: tzinfo | None, enabled: bool = True) -> None:
-        self.query_one("#status-body", Static).update(status_content(snapshot, now, tz, enabled))
+        show_content(self.query_one("#status-body", Static), status_content(snapshot, now, tz, enabled))
