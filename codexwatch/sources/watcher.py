@@ -109,7 +109,7 @@ class SessionFollower:
             async for changes in awatch(
                 self.sessions,
                 debounce=self.debounce_ms,
-                step=20,
+                step=50,
                 stop_event=stop,
                 recursive=True,
                 watch_filter=lambda change, path: path.endswith(".jsonl"),
