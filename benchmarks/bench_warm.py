@@ -75,7 +75,7 @@ def paint_once(tmux: harness.Tmux, name: str, home: Path, cache: str, since: str
         if "Reading Codex history" in text:
             seen.setdefault("progress_s", round(now, 3))
         if "Could not read the Codex history" in text:
-            found = re.search(r"\w+Error: [^│▌\n]*", text)
+            found = re.search(r"\w+Error: [^│▌─\n]*", text)
             seen["error"] = found.group(0).strip() if found else "could not read the history"
             return True
         return harness.dashboard_loaded(text)
