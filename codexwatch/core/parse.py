@@ -359,58 +359,6 @@ def _line_at(buf, hit: int, lo: int) -> tuple[int, int]:
     return buf.rfind(b"\n", lo, hit) + 1 or lo, buf.find(b"\n", hit)
 
 
-def _last(buf, kind: int, lo: int, hi: int, counts: LineCounts, max_line: int,
-          first: bool = False) -> tuple | None:
-    """The last (or first: near lo) line of a kind between lo and hi, decoded."""
-    if first:
-        hit = buf.find(_NEEDLES[kind], lo, min(hi, lo + TURN_HEAD_BYTES))
-    else:
-        hit = buf.rfind(_NEEDLES[kind], lo, hi)
-    if hit < 0:
-        return None
-    start, end = _line_at(buf, hit, lo)
-    rec = parse_line(buf, start, end, counts, end - start > max_line)
-    return rec if rec is not None and rec[0] == kind else None
-
-
-def _turn_records(buf, lo: int, hi: int, counts: LineCounts, max_line: int,
-                  failed: bool, settings: bool) -> list[tuple]:
-    """`settings`: look for thread settings in the body (a session's first turn: later turns
-    have theirs written just before they start)."""
-    # Settings and context come at a turn's start (the model cannot change mid-turn): search
-    # forward for them, and backward for the last token count, so no body is read through.
-    out = [r for r in (
-        _last(buf, SETTINGS, lo, hi, counts, max_line, first=True) if settings else None,
-        _last(buf, TURN_CONTEXT, lo, hi, counts, max_line, first=True),
-        _last(buf, TOKEN_COUNT, lo, hi, counts, max_line),
-    ) if r is not None]
-    if failed:
-        # Only a failure needs to know whether work was done and what the TUI said.
-        calls = sum(buf.count(n, lo, hi) for n in _TOOL_NEEDLES)
-        out.extend([(TOOL_CALL, None, None)] * calls)
-        if any(buf.find(n, lo, hi) >= 0 for n in _OUTPUT_NEEDLES):
-            out.append((OUTPUT, None, None))
-        error = _last(buf, ERROR, lo, hi, counts, max_line)
-        if error is not None:
-            out.append(error)
-    return out
-
-
-def _between_turns(buf, lo: int, hi: int, counts: LineCounts, max_line: int,
-                   settings: bool) -> list[tuple]:
-    found = (
-        _last(buf, SETTINGS, lo, hi, counts, max_line) if settings else None,
-        _last(buf, TURN_CONTEXT, lo, hi, counts, max_line),
-    )
-    return [r for r in found if r is not None]
-
-
-def _writes_settings(buf, lo: int, stop: int) -> bool:
-    """Versions that record thread settings do so in the first turn: look only there, so
-    files of older versions are not searched to the end for every turn."""
-    return buf.find(_NEEDLES[SETTINGS], lo, min(stop, lo + TURN_HEAD_BYTES)) >= 0
-
-
 def _is_failure(payload: dict) -> bool:
     return isinstance(payload.get("error"), dict) or payload.get("last_agent_message") is None
 
@@ -421,57 +369,93 @@ def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple],
     -> (records, offset after the last complete line).
     """
     stop = buf.rfind(b"\n", 0, end) + 1
-    records: list[tuple] = []
     first_end = buf.find(b"\n", 0, stop)
     if first_end < 0:
-        return records, 0
-    counts.lines += 1
-    head = parse_line(buf, 0, first_end, counts, first_end > max_line)
-    if head is not None:
-        records.append(head)
-    settings = _writes_settings(buf, first_end, stop)
-    open_start: tuple | None = None  # (record, end of its line)
-    pos = gap_lo = first_end
-    first_turn = True
-    while True:
-        hit = buf.find(TASK_NEEDLE, pos, stop)
-        if hit < 0:
-            break
-        start, line_end = _line_at(buf, hit, pos)
-        rec = parse_line(buf, start, line_end, counts, line_end - start > max_line)
-        pos = line_end + 1
-        if rec is None or rec[0] not in (TASK_STARTED, TASK_COMPLETE):
-            continue  # the needle sat inside some other line
-        if rec[0] == TASK_STARTED:
-            if open_start is not None:
-                records.extend(_close_unfinished(buf, open_start[1], start, counts, max_line,
-                                                 settings and first_turn))
-                first_turn = False
-            else:  # settings (and older files' turn_context) can precede task_started
-                records.extend(_between_turns(buf, gap_lo, start, counts, max_line, settings))
-            records.append(rec)
-            open_start = (rec, line_end)
-            continue
-        body_start = open_start[1] if open_start is not None else first_end
-        records.extend(_turn_records(buf, body_start, start, counts, max_line,
-                                     _is_failure(rec[2]), settings and first_turn))
-        records.append(rec)
-        first_turn = first_turn and open_start is None  # a stray end before any start
-        open_start = None
-        gap_lo = line_end
-    if open_start is not None:
-        records.extend(_close_unfinished(buf, open_start[1], stop, counts, max_line,
-                                         settings and first_turn))
-    records.append(last_line_time(buf, buf.rfind(b"\n", 0, stop - 1) + 1))
+        return [], 0
+    skimmer = _Skimmer(buf, counts, max_line)
+    skimmer.read(first_end, stop)
     counts.skimmed_bytes += stop
-    return records, stop
+    return skimmer.records, stop
 
 
-def _close_unfinished(buf, lo: int, hi: int, counts: LineCounts, max_line: int,
-                      settings: bool) -> list[tuple]:
-    """A turn with no task_complete: aborted by the user, killed, or still running."""
-    out = _turn_records(buf, lo, hi, counts, max_line, failed=True, settings=settings)
-    aborted = _last(buf, TURN_ABORTED, lo, hi, counts, max_line)
-    if aborted is not None:
-        out.append(aborted)
-    return out
+class _Skimmer:
+    """One pass over a whole file from boundary line to boundary line."""
+
+    def __init__(self, buf, counts: LineCounts, max_line: int) -> None:
+        self.buf, self.counts, self.max_line = buf, counts, max_line
+        self.records: list[tuple] = []
+        # Versions that record thread settings write them in a session's first turn, and
+        # before each later turn: after the first turn, look for them only if it had them.
+        self.settings: bool | None = None
+
+    def line(self, kind: int, lo: int, hi: int, first: bool = False) -> None:
+        """The last (or first) line of a kind between lo and hi, decoded, as a record."""
+        buf = self.buf
+        if first:
+            hit = buf.find(_NEEDLES[kind], lo, min(hi, lo + TURN_HEAD_BYTES))
+        else:
+            hit = buf.rfind(_NEEDLES[kind], lo, hi)
+        if hit < 0:
+            return
+        start, end = _line_at(buf, hit, lo)
+        rec = parse_line(buf, start, end, self.counts, end - start > self.max_line)
+        if rec is not None and rec[0] == kind:
+            self.records.append(rec)
+
+    def read(self, first_end: int, stop: int) -> None:
+        buf, counts = self.buf, self.counts
+        counts.lines += 1
+        head = parse_line(buf, 0, first_end, counts, first_end > self.max_line)
+        if head is not None:
+            self.records.append(head)
+        open_end: int | None = None  # end of the open turn's task_started line
+        pos = gap_lo = first_end
+        while True:
+            hit = buf.find(TASK_NEEDLE, pos, stop)
+            if hit < 0:
+                break
+            start, line_end = _line_at(buf, hit, pos)
+            rec = parse_line(buf, start, line_end, counts, line_end - start > self.max_line)
+            pos = line_end + 1
+            if rec is None or rec[0] not in (TASK_STARTED, TASK_COMPLETE):
+                continue  # the needle sat inside some other line
+            if rec[0] == TASK_STARTED:
+                if open_end is not None:
+                    self.unfinished(open_end, start)
+                else:  # settings (and older files' turn_context) can precede task_started
+                    if self.settings is not False:
+                        self.line(SETTINGS, gap_lo, start)
+                    self.line(TURN_CONTEXT, gap_lo, start)
+                self.records.append(rec)
+                open_end = line_end
+                continue
+            if open_end is not None:  # else a stray end, before any start
+                self.body(open_end, start, _is_failure(rec[2]))
+            self.records.append(rec)
+            open_end = None
+            gap_lo = line_end
+        if open_end is not None:
+            self.unfinished(open_end, stop)
+        self.records.append(last_line_time(buf, buf.rfind(b"\n", 0, stop - 1) + 1))
+
+    def body(self, lo: int, hi: int, failed: bool) -> None:
+        """What the assembler needs from between a turn's boundary lines. Settings and
+        context come at a turn's start (the model cannot change mid-turn): search forward for
+        them, and backward for the last token count, so no body is read through."""
+        if self.settings is None:
+            self.line(SETTINGS, lo, hi, first=True)
+            self.settings = any(r[0] == SETTINGS for r in self.records)
+        self.line(TURN_CONTEXT, lo, hi, first=True)
+        self.line(TOKEN_COUNT, lo, hi)
+        if failed:  # only a failure needs to know whether work was done, what the TUI said
+            buf = self.buf
+            calls = sum(buf.count(n, lo, hi) for n in _TOOL_NEEDLES)
+            self.records.extend([(TOOL_CALL, None, None)] * calls)
+            if any(buf.find(n, lo, hi) >= 0 for n in _OUTPUT_NEEDLES):
+                self.records.append((OUTPUT, None, None))
+            self.line(ERROR, lo, hi)
+
+    def unfinished(self, lo: int, hi: int) -> None:
+        """A turn with no task_complete: aborted by the user, killed, or still running."""
+        self.body(lo, hi, failed=True)
+        self.line(TURN_ABORTED, lo, hi)

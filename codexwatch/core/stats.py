@@ -20,9 +20,15 @@ def iso(ts: float | None) -> str | None:
     return text.replace("+00:00", "Z")
 
 
+class _Finished(list):
+    """Marks a list _finished() already made, so helpers called with it do not redo it."""
+
+
 def _finished(turns: Iterable[Turn]) -> list[Turn]:
     """Turns that either worked or failed; aborted and incomplete ones say neither."""
-    return sorted((t for t in turns if t.outcome in ("ok", "failed")), key=lambda t: t.at)
+    if isinstance(turns, _Finished):
+        return turns
+    return _Finished(sorted((t for t in turns if t.outcome in ("ok", "failed")), key=lambda t: t.at))
 
 
 def episode_id(first: Turn) -> str:
@@ -51,7 +57,10 @@ def episodes(turns: Iterable[Turn], gap: float = EPISODE_GAP) -> list[Episode]:
 
 def current_episode(turns: Iterable[Turn], now: float) -> Episode | None:
     """The episode the user is in right now, if any."""
-    found = episodes(turns)
+    return _current(episodes(turns), now)
+
+
+def _current(found: list[Episode], now: float) -> Episode | None:
     if found and found[-1].ongoing and now - found[-1].last <= CURRENT_WINDOW:
         return found[-1]
     return None
@@ -102,11 +111,17 @@ def hour_of_week(turns: Iterable[Turn], tz: tzinfo | None = None) -> dict:
     """7 x 24 grids (Monday first, local time) of turns and failures."""
     turns_grid = [[0] * 24 for _ in range(7)]
     fail_grid = [[0] * 24 for _ in range(7)]
+    # One time-zone conversion per quarter hour (every zone's offset is a whole number of them).
+    slot_of: dict[int, tuple[int, int]] = {}
     for t in _finished(turns):
-        local = datetime.fromtimestamp(t.at, timezone.utc).astimezone(tz)
-        turns_grid[local.weekday()][local.hour] += 1
+        quarter = int(t.at // 900)
+        slot = slot_of.get(quarter)
+        if slot is None:
+            local = datetime.fromtimestamp(quarter * 900, timezone.utc).astimezone(tz)
+            slot = slot_of[quarter] = (local.weekday(), local.hour)
+        turns_grid[slot[0]][slot[1]] += 1
         if t.outcome == "failed":
-            fail_grid[local.weekday()][local.hour] += 1
+            fail_grid[slot[0]][slot[1]] += 1
     return {"turns": turns_grid, "failures": fail_grid, "quietest": quietest_hours(fail_grid, turns_grid)}
 
 
@@ -175,14 +190,15 @@ def compute_stats(
     outcomes: dict[str, int] = defaultdict(int)
     for t in turns:
         outcomes[t.outcome] += 1
-    eps = episodes(turns)
-    current = current_episode(turns, now)
+    finished = _finished(turns)
+    eps = episodes(finished)
+    current = _current(eps, now)
     return {
         "generated_at": iso(now),
         "turns": len(turns),
         "outcomes": dict(outcomes),
-        **model_stats(turns, now),
-        "hour_of_week": hour_of_week(turns, tz),
+        **model_stats(finished, now),
+        "hour_of_week": hour_of_week(finished, tz),
         "episodes": [episode_json(e) for e in eps],
         "current_episode": current.id if current else None,
         "sessions_running": sessions_running(turns),

@@ -10,8 +10,7 @@ from __future__ import annotations
 import marshal
 import multiprocessing
 import os
-from collections import deque
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
 
@@ -56,11 +55,15 @@ def read_all(
     into: dict[str, RolloutReader],
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Read every job, this process taking batches too while `workers - 1` helpers each
-    work on one batch at a time: no core idles and nothing waits on a slow start."""
+    """Read every job: `workers - 1` helper processes take their share up front, this
+    process reads the rest meanwhile. Work is split once, not handed out batch by batch,
+    because each hand-over needs this (busy) process's attention."""
     # forkserver: safe to start from a thread of a running app, and cheap after the first.
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    pending = deque(_batches(jobs))
+    batches = _batches(jobs)
+    # Helpers start ~0.1 s late: this process keeps a little more than its even share.
+    mine = [b for i, b in enumerate(batches) if i % workers == 0]
+    theirs = [b for i, b in enumerate(batches) if i % workers != 0]
     whole = WholeFileBuffer()
 
     def take(readers) -> None:
@@ -71,18 +74,22 @@ def read_all(
 
     try:
         with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context(method)) as pool:
-            running: set = set()
-            while pending or running:
-                while pending and len(running) < workers - 1:
-                    running.add(pool.submit(_read_batch_exported, pending.popleft()))
-                for future in [f for f in running if f.done()]:
-                    running.remove(future)
-                    take(RolloutReader.from_state(st) for st in marshal.loads(future.result()))
-                if pending:
-                    take(_read_batch(pending.pop(), whole))
-                elif running:
-                    wait(running, return_when=FIRST_COMPLETED)
-    except (BrokenProcessPool, OSError, RuntimeError):
-        # No helper processes here (a restricted sandbox, an embedded interpreter):
-        # read what is left in this process instead.
+            futures = [pool.submit(_read_batches_exported, part)
+                       for part in _split(theirs, 3 * (workers - 1))]
+            for batch in mine:
+                take(_read_batch(batch, whole))
+            for future in as_completed(futures):
+                take(RolloutReader.from_state(st) for st in marshal.loads(future.result()))
+    except (BrokenProcessPool, OSError, RuntimeError, ValueError):
+        # No helper processes here (a restricted sandbox, an embedded interpreter; under
+        # Textual, stderr has no file descriptor and multiprocessing's resource tracker
+        # cannot start): read what is left in this process instead.
         take(_read_batch([job for job in jobs if job[0] not in into], whole))
+
+
+def _split(items: list, parts: int) -> list[list]:
+    return [items[i::parts] for i in range(parts) if items[i::parts]]
+
+
+def _read_batches_exported(batches: list[list[tuple[str, bool]]]) -> bytes:
+    return _read_batch_exported([job for batch in batches for job in batch])
