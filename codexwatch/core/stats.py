@@ -57,10 +57,11 @@ def episodes(turns: Iterable[Turn], gap: float = EPISODE_GAP) -> list[Episode]:
 
 def current_episode(turns: Iterable[Turn], now: float) -> Episode | None:
     """The episode the user is in right now, if any."""
-    return _current(episodes(turns), now)
+    return current_of(episodes(turns), now)
 
 
-def _current(found: list[Episode], now: float) -> Episode | None:
+def current_of(found: list[Episode], now: float) -> Episode | None:
+    """The last of `found` if it is the user's trouble now."""
     if found and found[-1].ongoing and now - found[-1].last <= CURRENT_WINDOW:
         return found[-1]
     return None
@@ -192,7 +193,7 @@ def compute_stats(
         outcomes[t.outcome] += 1
     finished = _finished(turns)
     eps = episodes(finished)
-    current = _current(eps, now)
+    current = current_of(eps, now)
     return {
         "generated_at": iso(now),
         "turns": len(turns),

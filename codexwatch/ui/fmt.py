@@ -34,7 +34,7 @@ CLASS_GLYPHS = {
     "unrecorded": "·",
 }
 
-VERDICT_GLYPHS = {"ok": "●", "degraded": "▲", "failing": "✖", "loading": "…"}
+VERDICT_GLYPHS = {"ok": "●", "degraded": "▲", "failing": "✖", "loading": "…", "unknown": "?"}
 
 
 def class_label(error_class: str | None) -> str:

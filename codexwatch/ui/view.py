@@ -250,15 +250,15 @@ def build_dashboard(
     from codexwatch.core.advice import advise
 
     all_episodes = stats.episodes(turns)
-    current = None
-    if all_episodes and all_episodes[-1].ongoing and now - all_episodes[-1].last <= stats.CURRENT_WINDOW:
-        current = all_episodes[-1]
+    current = stats.current_of(all_episodes, now)
     failures = tuple(t for t in turns if t.failed)
     last_failure = max(failures, key=lambda t: t.at) if failures else None
     advice = advise(current, turns, snapshot, now, tz) if loading.finished else None
     v, reason = verdict(turns, current, snapshot, now)
     if not loading.finished and not turns:
         v, reason = "loading", "reading history"
+    elif loading.error and not turns:  # nothing read is not "no failures"
+        v, reason = "unknown", "the history could not be read"
     st_text, st_level, st_age = status_summary(snapshot, now, status_enabled, tz)
     share, note = parser_badge(stats.parser_health(health))
     header = HeaderView(

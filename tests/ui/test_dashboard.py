@@ -183,3 +183,18 @@ async def test_bell_and_notifications_can_be_switched_off(tmp_path):
         await pilot.pause()
         app.refresh_now()
         assert bells == [] and not any("failed" in (n.title or "") for n in app._notifications)
+
+
+async def test_a_history_that_cannot_be_read_is_not_shown_as_ok(tmp_path, monkeypatch):
+    from codexwatch.sources import history
+
+    def broken(*args, **kwargs):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(history, "load_history", broken)
+    app = CodexWatchApp(config(make_home(tmp_path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_until(pilot, lambda: app.loading.finished and app.view)
+        await pilot.pause()
+        header = text_of(app.screen.query_one(VerdictBar))
+        assert "UNKNOWN" in header and " OK " not in header

@@ -14,6 +14,7 @@ VERDICT_STYLE = {
     "degraded": "bold $warning",
     "failing": "bold $error",
     "loading": "bold $text-muted",
+    "unknown": "bold $warning",
 }
 STATUS_STYLE = {
     "ok": "$success",
