@@ -23,6 +23,7 @@ def load(settings: Settings, now: float | None = None, progress: Callable | None
         use_cache=settings.use_cache,
         progress=progress,
         cache_dir=settings.cache_dir,
+        parallel=True,
     )
     if history.home_problem is not None:
         raise HomeUnreadable(history.home_problem)

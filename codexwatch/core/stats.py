@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from datetime import datetime, timezone, tzinfo
 from typing import Iterable
@@ -84,9 +85,12 @@ def _counts(turns: list[Turn]) -> dict:
 
 
 def _windowed(turns: list[Turn], now: float) -> dict:
+    """`turns` sorted by time: each window is a slice, found by bisection."""
+    ats = [t.at for t in turns]
+    stop = bisect_right(ats, now + 60)
     out = {}
     for name, span in WINDOWS.items():
-        chosen = turns if span is None else [t for t in turns if now - span <= t.at <= now + 60]
+        chosen = turns if span is None else turns[bisect_left(ats, now - span, 0, stop):stop]
         out[name] = _counts(chosen)
     return out
 

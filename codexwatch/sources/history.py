@@ -223,12 +223,16 @@ def load_history(
     use_cache: bool = True,
     progress: Progress | None = None,
     cache_dir: Path | None = None,
+    parallel: bool = False,
 ) -> History:
+    """`parallel`: read a large history with helper processes too. Only for programs whose
+    main module may be imported again by them (codexwatch's own commands): a script that
+    calls this without an `if __name__ == "__main__":` guard would run again in each."""
     history = History(home=Path(home), since_seconds=since_seconds)
     if history.home_problem is None:
         if use_cache:
             history.index = open_index(Path(home), cache_dir)
-        history.load(now, progress)
+        history.load(now, progress, workers=None if parallel else 1)
     return history
 
 

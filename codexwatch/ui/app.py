@@ -27,6 +27,11 @@ from codexwatch.ui.view import DashboardView, Loading, build_dashboard
 
 REFRESH_S = 0.2  # at most 5 redraws a second, whatever the log volume
 CLOCK_TICK_S = 1.0  # countdowns and ages move once a second
+# Recomputing everything (statistics and advice over every turn) is for when something
+# changed; with nothing new, only the advice's wording ages, and in minutes unless the user
+# is in an episode with a back-off counting down.
+REBUILD_IDLE_S = 60.0
+REBUILD_EPISODE_S = 5.0
 
 
 @dataclass
@@ -89,6 +94,7 @@ class CodexWatchApp(App):
         self.view: DashboardView | None = None
         self._dirty = True
         self._last_build = 0.0
+        self._last_show = 0.0
         self._known_episode: str | None = None
         self._episode_baseline = False
         self._known_incidents: set[str] | None = None
@@ -151,6 +157,7 @@ class CodexWatchApp(App):
             history = load_history(
                 self.config.codex_home, self.config.since_seconds, self.clock(),
                 use_cache=self.config.use_cache, progress=progress, cache_dir=self.config.cache_dir,
+                parallel=True,
             )
         except Exception as exc:  # noqa: BLE001 - shown, never crash the dashboard
             self.post_message(msg.HistoryFailed(f"{type(exc).__name__}: {exc}"))
@@ -267,20 +274,31 @@ class CodexWatchApp(App):
 
     def _tick(self, force: bool = False) -> None:
         now = self.clock()
-        due = self.config.clock_tick and (time.monotonic() - self._last_build >= CLOCK_TICK_S)
-        if not (force or self._dirty or due):
+        since = time.monotonic() - self._last_build
+        if force or self._dirty or (self.config.clock_tick and since >= self._rebuild_every()):
+            self._dirty = False
+            self._last_build = time.monotonic()
+            self.view = build_dashboard(
+                self.turns, self.health, self.snapshot, now, self.tz,
+                loading=self.loading, status_enabled=self.status_enabled,
+            )
+            self._announce_episode()
+        elif not (self.config.clock_tick and time.monotonic() - self._last_show >= CLOCK_TICK_S):
             return
-        self._dirty = False
-        self._last_build = time.monotonic()
-        self.view = build_dashboard(
-            self.turns, self.health, self.snapshot, now, self.tz,
-            loading=self.loading, status_enabled=self.status_enabled,
-        )
-        self._announce_episode()
+        self._last_show = time.monotonic()
+        # Ages and countdowns move every second; widgets skip what did not change.
         for screen in self.screen_stack:
             show = getattr(screen, "show", None)
             if show is not None:
                 show(self.view, now, self.tz)
+
+    def _rebuild_every(self) -> float:
+        now = self.view.now if self.view is not None else None
+        if now is None or not now.wizard_available:
+            return REBUILD_IDLE_S  # no episode: nothing in the advice moves with the clock
+        if now.backoff_until is not None and 0 <= now.backoff_until - self.clock() < 90:
+            return CLOCK_TICK_S  # the advice counts these seconds
+        return REBUILD_EPISODE_S
 
     def refresh_now(self) -> None:
         """Recompute and redraw at once (tests and actions)."""
