@@ -31,7 +31,7 @@ CLOCK_TICK_S = 1.0  # countdowns and ages move once a second
 # changed; with nothing new, only the advice's wording ages, and in minutes unless the user
 # is in an episode with a back-off counting down.
 REBUILD_IDLE_S = 60.0
-REBUILD_EPISODE_S = 5.0
+REBUILD_EPISODE_S = 10.0
 
 
 @dataclass
