@@ -55,9 +55,10 @@ def read_all(
     into: dict[str, RolloutReader],
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Read every job: `workers - 1` helper processes take their share up front, this
-    process reads the rest meanwhile. Work is split once, not handed out batch by batch,
-    because each hand-over needs this (busy) process's attention."""
+    """Read every job: `workers - 1` helper processes are given their share up front, in
+    parts, and this process reads the rest meanwhile, then takes back the parts no helper
+    has begun. Work is not handed out batch by batch: each hand-over would need this busy
+    process's attention."""
     # forkserver: safe to start from a thread of a running app, and cheap after the first.
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     batches = _batches(jobs)
@@ -74,11 +75,15 @@ def read_all(
 
     try:
         with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context(method)) as pool:
-            futures = [pool.submit(_read_batches_exported, part)
-                       for part in _split(theirs, 3 * (workers - 1))]
+            parts = _split(theirs, 8 * (workers - 1))
+            futures = {pool.submit(_read_batches_exported, part): part for part in parts}
             for batch in mine:
                 take(_read_batch(batch, whole))
-            for future in as_completed(futures):
+            # Done first (the helpers started late): take back what they have not begun.
+            for future, part in futures.items():
+                if future.cancel():
+                    take(_read_batch([job for batch in part for job in batch], whole))
+            for future in as_completed([f for f in futures if not f.cancelled()]):
                 take(RolloutReader.from_state(st) for st in marshal.loads(future.result()))
     except (BrokenProcessPool, OSError, RuntimeError, ValueError):
         # No helper processes here (a restricted sandbox, an embedded interpreter; under
