@@ -10,6 +10,7 @@ from __future__ import annotations
 import marshal
 import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
@@ -59,8 +60,13 @@ def read_all(
     parts, and this process reads the rest meanwhile, then takes back the parts no helper
     has begun. Work is not handed out batch by batch: each hand-over would need this busy
     process's attention."""
-    # forkserver: safe to start from a thread of a running app, and cheap after the first.
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    # fork starts a helper at once with everything already imported, but is unsafe once
+    # threads run (the dashboard's workers): then a forkserver.
+    methods = multiprocessing.get_all_start_methods()
+    if threading.active_count() == 1 and "fork" in methods:
+        method = "fork"
+    else:
+        method = "forkserver" if "forkserver" in methods else "spawn"
     batches = _batches(jobs)
     # Helpers start ~0.1 s late: this process keeps a little more than its even share.
     mine = [b for i, b in enumerate(batches) if i % workers == 0]
