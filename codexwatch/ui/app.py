@@ -403,7 +403,7 @@ class CodexWatchApp(App):
         from codexwatch.ui.screens.wizard import WizardScreen
 
         if self.view is None or self.view.episode is None:
-            self.notify("No failure episode to triage: nothing has failed in the loaded history.", timeout=4)
+            self.notify(f"No failure episode to triage: {self._why_no_episode()}.", timeout=4)
             return
         if not isinstance(self.screen, WizardScreen):
             self.push_screen(WizardScreen())
@@ -413,10 +413,17 @@ class CodexWatchApp(App):
         from codexwatch.ui.screens.report import ReportScreen
 
         if self.view is None or self.view.episode is None:
-            self.notify("No failure episode to report.", timeout=4)
+            self.notify(f"No failure episode to report: {self._why_no_episode()}.", timeout=4)
             return
         self.push_screen(ReportScreen())
         self.refresh_now()
+
+    def _why_no_episode(self) -> str:
+        if self.view is None or not self.loading.finished:
+            return "the history is still being read"
+        if self.view.failures:
+            return "the latest turns succeeded"
+        return "nothing has failed in the loaded history"
 
     def action_toggle_bell(self) -> None:
         self.bell_on = not self.bell_on

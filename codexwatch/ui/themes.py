@@ -32,14 +32,23 @@ CB_DARK = Theme(
     dark=True,
 )
 
+# On a light background the Okabe–Ito purple, green, orange and vermillion are too pale
+# for text (contrast 2.9–3.7 : 1 on #fafafa); the same hues darkened reach 5 : 1 or more.
+LIGHT_TEXT = {
+    "purple": "#9E4A7E",
+    "green": "#007A5A",
+    "orange": "#8A5E00",
+    "vermillion": "#B34C00",
+}
+
 CB_LIGHT = Theme(
     name="codexwatch-cb-light",
     primary=OKABE_ITO["blue"],
     secondary=OKABE_ITO["sky"],
-    accent=OKABE_ITO["purple"],
-    warning="#B07800",
-    error=OKABE_ITO["vermillion"],
-    success=OKABE_ITO["green"],
+    accent=LIGHT_TEXT["purple"],
+    warning=LIGHT_TEXT["orange"],
+    error=LIGHT_TEXT["vermillion"],
+    success=LIGHT_TEXT["green"],
     foreground="#1a1a1a",
     background="#fafafa",
     surface="#f0f0f0",

@@ -191,7 +191,7 @@ def model_rows(stats_models: dict, turns: list[Turn], now: float) -> tuple[Model
         if len(subs) > 1:
             for v in sorted(subs, key=lambda v: -(v["7d"]["turns"])):
                 effort = f"effort {v['effort']}" if v.get("effort") else "default effort"
-                fast = {True: "Fast on", False: "Fast off"}.get(v.get("fast"), "Fast unknown")
+                fast = {True: "Fast on", False: "Fast off"}.get(v.get("fast"), "Fast ?")  # "?" is unknown everywhere in the UI
                 rows.append(_row(f"{effort} · {fast}", 1, v, ""))
     return tuple(rows)
 

@@ -59,6 +59,8 @@ async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp
         assert await wait_until(pilot, lambda: app.view.now.action != "none")
         newest = table.get_row_at(0)
         assert "capacity" in str(newest[3])
+        # the newest was selected, so the selection moved on to the new newest
+        assert await wait_until(pilot, lambda: table.cursor_row == 0 and "capacity" in text_of(app.screen.query_one(TurnDetail)))
         assert app.view.episode is not None and app.view.episode.ongoing
         assert "FAILING" in text_of(app.screen.query_one(VerdictBar))
         assert "NO FAILURES" not in band_text(app)
@@ -125,7 +127,16 @@ async def test_narrow_pane_keeps_verdict_action_and_last_failure(tmp_path):
             assert region.y + region.height <= 15 - 1, selector  # above the footer
         assert "FAILING" in text_of(screen.query_one("#header")) or "DEGRADED" in text_of(screen.query_one("#header"))
         assert "NO FAILURES" in band_text(app)
-        assert "Last failure" in text_of(screen.query_one("#last-failure"))
+        last = text_of(screen.query_one("#last-failure"))
+        assert "Last failure" in last and " · gpt-6-sol · " in last  # separated, not run together
+        # the failures table keeps whole words: fewer columns, all of them in view
+        table = screen.query_one(FailuresTable)
+        assert [str(c.label) for c in table.columns.values()] == ["time", "model", "class", "shape"]
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert not screen.has_class("-compact")
+        assert [str(c.label) for c in table.columns.values()][-1] == "message"
 
 
 async def test_help_and_command_palette(tmp_path):

@@ -129,7 +129,7 @@ class DashboardScreen(Screen):
             loading.finish()
         self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
         show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
-        self.query_one(FailuresTable).show(view.failures, tz, now)
+        self.query_one(FailuresTable).show(view.failures, tz, now, self.compact)
         self._show_detail()
         self.query_one(ModelsTable).show(view.models)
         self.query_one(Heatmap).show(view.heatmap)

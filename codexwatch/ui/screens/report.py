@@ -52,7 +52,7 @@ class ReportPreview(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(
             Content.assemble(
-                ("Redacted: no prompts, code, tool output, keys or e-mail addresses; your home folder is ~. ", ""),
+                ("Redacted: no prompts, code, tool output, keys or e-mail addresses; your home folder is ~.\n", ""),
                 ("c", "bold $accent"), (" copy  ", ""), ("s", "bold $accent"), (" save  ", ""),
                 ("j", "bold $accent"), (" Markdown/JSON   ", ""),
                 ("Send it with /feedback in Codex, or as an issue on github.com/openai/codex.", ""),

@@ -27,6 +27,10 @@ STATE_MARK = {
 }
 
 
+STEPS_WIDTH = 44  # the step list's column: border and padding take 3, "▶ ○ 1. " 7
+STEP_TITLE = STEPS_WIDTH - 10  # so a title stays on its line
+
+
 def steps_content(steps, index: int, report_index: int) -> Content:
     parts: list = [("Steps\n", "bold underline")]
     for i, step in enumerate(steps):
@@ -34,7 +38,7 @@ def steps_content(steps, index: int, report_index: int) -> Content:
         here = "▶ " if i == index else "  "
         parts.append((here, "bold"))
         parts.append((f"{mark} ", style))
-        parts.append((f"{i + 1}. {fmt.one_line(step.title, 40)}\n", "bold" if i == index else ""))
+        parts.append((f"{i + 1}. {fmt.one_line(step.title, STEP_TITLE)}\n", "bold" if i == index else ""))
     here = "▶ " if index == report_index else "  "
     parts.append((here, "bold"))
     parts.append((f"■ {report_index + 1}. Report\n", "bold" if index == report_index else ""))
@@ -84,7 +88,7 @@ class WizardScreen(Screen):
     DEFAULT_CSS = """
     WizardScreen #wizard-title { height: 1; background: $panel; padding: 0 1; }
     WizardScreen #wizard-body { height: 1fr; }
-    WizardScreen #wizard-steps { width: 40; border-right: solid $panel-lighten-2; padding: 0 1; }
+    WizardScreen #wizard-steps { width: 44; border-right: solid $panel-lighten-2; padding: 0 1; }
     WizardScreen #wizard-switcher { width: 1fr; }
     WizardScreen #step-scroll { padding: 0 1; }
     WizardScreen.-narrow #wizard-steps { display: none; }

@@ -111,26 +111,27 @@ def body_content(view: NowView, now: float, tz: tzinfo | None, compact: bool) ->
         keys.append(("   [c]", "bold $accent"))
         keys.append((" copy", "$text-muted"))
     if view.wizard_available:
-        keys.append(("   [w]", "bold $accent"))
+        keys.append(("   [w]" if keys else "[w]", "bold $accent"))
         keys.append((" triage wizard", "$text-muted"))
     if keys:
         parts.extend(keys)
-    return Content.assemble(*parts)
+    return Content.assemble(*parts).rstrip("\n")  # no blank line under the last one
 
 
 def last_failure_content(view: NowView | None, now: float, tz: tzinfo | None) -> Content:
     turn = view.last_failure if view else None
     if turn is None:
         return Content.assemble(("Last failure: none in the loaded history", "$text-muted"))
+    sep = (" · ", "$text-muted")  # a visible separator: runs of spaces collapse in some renderers
     return Content.assemble(
         ("Last failure ", "$text-muted"),
         (f"{fmt.age(now - turn.at)} ago", "bold"),
-        ("  ", ""),
+        sep,
         (fmt.class_cell(turn.error_class), "bold"),
-        ("  ", ""),
+        sep,
         (fmt.one_line(turn.model or "?", 24), ""),
-        ("  ", ""),
-        (fmt.one_line(turn.message, 200), "$text-muted"),
+        sep,
+        (fmt.one_line(turn.message, 200) or "no message recorded", "$text-muted"),
     )
 
 
@@ -146,7 +147,7 @@ class DecisionPanel(Vertical):
     DecisionPanel #band.-stop { background: $error-muted; color: $text; }
     DecisionPanel #body { height: auto; }
     DecisionPanel.-compact { border: none; padding: 0; max-height: 6; }
-    DecisionPanel.-compact #band { height: 1; }
+    DecisionPanel.-compact #band { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, **kwargs) -> None:

@@ -33,47 +33,62 @@ class FailuresTable(DataTable):
     FailuresTable { height: 1fr; }
     """
 
+    COLUMNS = ("time", "session", "model", "class", "shape", "ran", "message")
+    # A narrow pane keeps whole words in the columns that decide what to do (when, which
+    # model, what kind, whether work was lost); the latest message is on the line above
+    # the tabs, and the session, duration and messages come back in a wider pane.
+    COMPACT_COLUMNS = ("time", "model", "class", "shape")
+
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._keys: list[str] = []
         self._tz: tzinfo | None = None
+        self._compact = False
         self._add_columns()
 
     def _add_columns(self) -> None:
-        self.add_column("time", key="time")
-        self.add_column("session", key="session")
-        self.add_column("model", key="model")
-        self.add_column("class", key="class")
-        self.add_column("shape", key="shape")
-        self.add_column("ran", key="ran")
-        self.add_column("message", key="message")
+        for name in self.COMPACT_COLUMNS if self._compact else self.COLUMNS:
+            self.add_column(name, key=name)
 
-    def show(self, failures: list[Turn] | tuple[Turn, ...], tz: tzinfo | None, now: float) -> None:
-        """Newest first. Rows are rebuilt only when the set of failures changed."""
+    def show(self, failures: list[Turn] | tuple[Turn, ...], tz: tzinfo | None, now: float, compact: bool = False) -> None:
+        """Newest first. Rows are rebuilt only when the set of failures (or the layout) changed.
+
+        The selection stays on the failure it was on; on the newest one it moves to the
+        new newest, so a failure that just happened is in view."""
         newest = list(failures)[-MAX_ROWS:][::-1]
         keys = [turn_key(t) for t in newest]
-        if keys == self._keys and tz is self._tz:
+        if keys == self._keys and tz is self._tz and compact == self._compact:
             return
         self._tz = tz
-        selected = self._keys[self.cursor_row] if self._keys and 0 <= self.cursor_row < len(self._keys) else None
-        self.clear()
+        row = self.cursor_row
+        selected = self._keys[row] if self._keys and 0 < row < len(self._keys) else None
+        if compact != self._compact:
+            self._compact = compact
+            self.clear(columns=True)
+            self._add_columns()
+        else:
+            self.clear()
         for turn, key in zip(newest, keys):
-            self.add_row(*self._cells(turn, tz, now), key=key)
+            self.add_row(*self._cells(turn, tz, now, compact), key=key)
         self._keys = keys
         if selected in keys:
             self.move_cursor(row=keys.index(selected), animate=False)
+        elif keys:
+            self.move_cursor(row=0, animate=False)
+            self.scroll_to(y=0, animate=False)
 
-    @staticmethod
-    def _cells(turn: Turn, tz: tzinfo | None, now: float) -> list[Text]:
-        return [
-            Text(fmt.local_time(turn.at, tz, now=now)),
-            Text(fmt.short_id(turn.session_id)),
-            Text(fmt.one_line(turn.model or "?", 24)),
-            Text(fmt.class_cell(turn.error_class)),
-            Text(turn.shape or "—"),
-            Text(fmt.duration(turn.duration_ms), justify="right"),
-            Text(fmt.one_line(turn.message, 120), no_wrap=True, overflow="ellipsis"),
-        ]
+    @classmethod
+    def _cells(cls, turn: Turn, tz: tzinfo | None, now: float, compact: bool = False) -> list[Text]:
+        cells = {
+            "time": Text(fmt.local_time(turn.at, tz, now=now)),
+            "session": Text(fmt.short_id(turn.session_id)),
+            "model": Text(fmt.one_line(turn.model or "?", 24)),
+            "class": Text(fmt.class_cell(turn.error_class)),
+            "shape": Text(turn.shape or "—"),
+            "ran": Text(fmt.duration(turn.duration_ms), justify="right"),
+            "message": Text(fmt.one_line(turn.message, 120), no_wrap=True, overflow="ellipsis"),
+        }
+        return [cells[name] for name in (cls.COMPACT_COLUMNS if compact else cls.COLUMNS)]
 
     @property
     def selected_key(self) -> str | None:

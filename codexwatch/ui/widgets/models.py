@@ -42,9 +42,9 @@ class ModelsTable(DataTable):
                 n, f = row.turns.get(w, 0), row.failures.get(w, 0)
                 rate = row.rates.get(w)
                 cells.append(Text(f"{f}/{n} {fmt.percent(rate) if n else ''}".rstrip(), justify="right"))
-            rate7 = row.rates.get("7d")
-            cells.append(Text(f"{fmt.bar(rate7, 8)} {fmt.percent(rate7) if row.turns.get('7d') else ''}"))
+            cells.append(Text(fmt.bar(row.rates.get("7d"), 8)))  # the number is in "7d failed"
             cells.append(Text(row.spark))
-            lost = f"{row.lost_minutes:.0f} min {fmt.tokens(row.lost_tokens)} tok" if row.lost_minutes or row.lost_tokens else "—"
+            minutes = f"{row.lost_minutes:.0f}" if row.lost_minutes >= 0.5 else "<1"
+            lost = f"{minutes} min {fmt.tokens(row.lost_tokens)} tok" if row.lost_minutes or row.lost_tokens else "—"
             cells.append(Text(lost, justify="right"))
             self.add_row(*cells, key=f"{i}:{row.label}")
