@@ -65,7 +65,7 @@ async def main() -> None:
             print(await shoot(config, name, size, keys))
     home = OUT / "no-codex-home"
     first = AppConfig(codex_home=home, status_enabled=False, load_history=False, bell=False, notify=False,
-                      home_problem=f"No Codex home at {home.name}. Set CODEX_HOME or pass --codex-home DIR "
+                      home_problem="No Codex home at ~/.codex. Set CODEX_HOME or pass --codex-home DIR "
                                    "(or try codexwatch --demo).")
     print(await shoot(replace(first, codex_home=Path("~/.codex")), "first-run", (100, 30), ()))
 
