@@ -162,6 +162,11 @@ class History:
             self._cached = None  # liveness and the --since window move with the clock
         return [p for p in paths if self.refresh_file(p)]
 
+    def grown_since_read(self) -> list[str]:
+        """Files whose size differs from what was read: written to while nobody watched
+        (between the first read and the start of following, say)."""
+        return [p for p, r in self.readers.items() if _size(p) != r.offset]
+
     def discover(self, now: float) -> list[str]:
         """Files that appeared since the last look."""
         return [f.path for f in find_rollouts(self.home, self.cutoff(now)) if f.path not in self.readers]

@@ -184,6 +184,10 @@ class CodexWatchApp(App):
             clock=self.clock,
             hot_interval=self.config.hot_interval,
         )
+        missed = await asyncio.to_thread(history.grown_since_read)
+        if missed and await asyncio.to_thread(history.refresh, missed, self.clock()):
+            turns = await asyncio.to_thread(lambda: list(history.turns))
+            self.post_message(msg.TurnsChanged(turns, history.health()))
         async for paths in follower.changes(self._astop):
             if follower.note and follower.note != self.follower_note:
                 self.post_message(msg.FollowerProblem(follower.note))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import httpx
 from rich.text import Text
 
@@ -44,6 +46,7 @@ async def test_history_fills_the_table_header_and_now_panel(tmp_path):
 async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp_path):
     home = make_home(tmp_path)
     session, session_id = tui_session(home)
+    os.utime(session)  # Codex is writing it (the copy kept the fixture's old mtime)
     app = CodexWatchApp(config(home, follow=True, hot_interval=0.05))
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
@@ -205,7 +208,7 @@ async def test_a_history_that_cannot_be_read_is_not_shown_as_ok(tmp_path, monkey
     monkeypatch.setattr(history, "load_history", broken)
     app = CodexWatchApp(config(make_home(tmp_path)))
     async with app.run_test(size=(120, 40)) as pilot:
-        assert await wait_until(pilot, lambda: app.loading.finished and app.view)
-        await pilot.pause()
-        header = text_of(app.screen.query_one(VerdictBar))
+        bar = app.screen.query_one(VerdictBar)
+        assert await wait_until(pilot, lambda: app.loading.finished and "LOADING" not in text_of(bar))
+        header = text_of(bar)
         assert "UNKNOWN" in header and " OK " not in header

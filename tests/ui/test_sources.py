@@ -28,7 +28,8 @@ async def test_follower_sees_an_append_through_an_open_handle_by_polling_alone(t
     home = make_home(tmp_path)
     session, sid = tui_session(home)
     os.utime(session)  # Codex is writing it: it counts as hot (the copy kept the fixture's mtime)
-    follower = SessionFollower(home, known=[str(session)], hot_interval=0.02, use_events=False, scan_interval=3600)
+    known = [str(p) for p in home.rglob("*.jsonl")]  # else the first listing reports them as new
+    follower = SessionFollower(home, known=known, hot_interval=0.02, use_events=False, scan_interval=3600)
     stop = asyncio.Event()
 
     async def write_later():
