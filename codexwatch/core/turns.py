@@ -149,15 +149,15 @@ class TurnAssembler:
 
     @classmethod
     def from_state(cls, state: dict) -> "TurnAssembler":
-        assembler = cls(state["file"])
-        for key, value in state.items():
-            if key in ("done", "open"):
-                continue
-            if not hasattr(assembler, key):
-                raise ValueError(f"unknown assembler field {key}")
-            setattr(assembler, key, value)
-        assembler.done = [turn_from_row(r) for r in state["done"]]
-        assembler.open = turn_from_row(state["open"]) if state["open"] is not None else None
+        fields = dict(state)
+        done, open_row = fields.pop("done"), fields.pop("open")
+        if fields.keys() != _STATE_KEYS:
+            raise ValueError("assembler state of another shape")
+        assembler = cls.__new__(cls)  # every field comes from the state
+        assembler.__dict__.update(fields)
+        assembler._last_parsed = (None, None)
+        assembler.done = [turn_from_row(r) for r in done]
+        assembler.open = turn_from_row(open_row) if open_row is not None else None
         return assembler
 
     # -- feeding -------------------------------------------------------------------
@@ -421,6 +421,8 @@ def _copy(turn: Turn, **changes) -> Turn:
         setattr(clone, key, value)
     return clone
 
+
+_STATE_KEYS = set(vars(TurnAssembler(""))) - {"done", "open", "_last_parsed"}
 
 _HANDLERS = {
     P.META: TurnAssembler._on_meta,

@@ -14,7 +14,7 @@ from typing import Callable, Iterable, NamedTuple
 
 from codexwatch.core.classify import classify
 from codexwatch.core.models import FileHealth, Turn
-from codexwatch.sources import logdb, parallel
+from codexwatch.sources import logdb
 from codexwatch.sources.index import IndexCache, default_cache_dir, index_path
 from codexwatch.sources.reader import RolloutReader, WholeFileBuffer
 
@@ -129,6 +129,8 @@ class History:
         workers = workers if workers is not None else min(2, os.cpu_count() or 1)
         sizes = sum(_size(path) for path, _ in jobs) if workers > 1 else 0
         if workers > 1 and sizes >= PARALLEL_MIN_BYTES:
+            from codexwatch.sources import parallel  # multiprocessing: only when it pays
+
             parallel.read_all(jobs, workers, self.readers, progress)
             return
         whole = WholeFileBuffer()
