@@ -279,7 +279,8 @@ class CodexWatchApp(App):
     def _tick(self, force: bool = False) -> None:
         now = self.clock()
         since = time.monotonic() - self._last_build
-        if force or self._dirty or (self.config.clock_tick and since >= self._rebuild_every()):
+        rebuilt = force or self._dirty or (self.config.clock_tick and since >= self._rebuild_every())
+        if rebuilt:
             self._dirty = False
             self._last_build = time.monotonic()
             self.view = build_dashboard(
@@ -292,7 +293,7 @@ class CodexWatchApp(App):
         self._last_show = time.monotonic()
         # Ages and countdowns move every second; widgets skip what did not change.
         for screen in self.screen_stack:
-            show = getattr(screen, "show", None)
+            show = getattr(screen, "show" if rebuilt else "show_clock", None) or getattr(screen, "show", None)
             if show is not None:
                 show(self.view, now, self.tz)
 

@@ -135,6 +135,16 @@ class DashboardScreen(Screen):
         self.query_one(Heatmap).show(view.heatmap)
         self.query_one(StatusPanel).show(view.snapshot, now, tz, getattr(app, "status_enabled", True))
 
+    def show_clock(self, view: DashboardView, now: float, tz: tzinfo | None) -> None:
+        """A second passed and nothing else changed: only ages and countdowns move."""
+        self._view, self._now, self._tz = view, now, tz
+        if not self._ready:
+            return
+        self.query_one(VerdictBar).show(view.header)
+        self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
+        show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
+        self.query_one(StatusPanel).show(view.snapshot, now, tz, getattr(self.app, "status_enabled", True))
+
     def _show_detail(self) -> None:
         if self._view is None:
             return
