@@ -1,14 +1,16 @@
 """Causes era C rollouts did not record, from the TUI's log database.
 
 Codex 0.140's TUI writes `$CODEX_HOME/logs_2.sqlite`; its `codex_core::session::turn` rows
-end with `Turn error: <message>` and name the turn in their span text. The database is opened
-read-only and never locked for writing.
+end with `Turn error: <message>` and name the turn in their span text. The database is read
+from a private copy: nothing of Codex's is opened for writing, not even SQLite's index.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Iterable
 
@@ -16,16 +18,29 @@ _TURN_ID = re.compile(r'turn\.id="?([0-9A-Za-z-]{8,64})"?')
 _MARK = "Turn error: "
 
 
-def _connect(db: Path) -> sqlite3.Connection | None:
-    uri = db.resolve().as_uri()
-    for query in ("?mode=ro", "?mode=ro&immutable=1"):
-        try:
-            conn = sqlite3.connect(uri + query, uri=True, timeout=0.2)
-            conn.execute("SELECT 1 FROM logs LIMIT 1")
-            return conn
-        except sqlite3.Error:
-            continue
-    return None
+COPY_LIMIT = 512 << 20
+
+
+def _connect(db: Path, scratch: Path) -> sqlite3.Connection | None:
+    """A connection that cannot touch Codex's files. Even a `mode=ro` connection writes to
+    a WAL database's `-shm` index, so the database (and its WAL) is copied to a scratch
+    folder and opened there; a database too large to copy is opened `immutable`, which
+    reads the main file alone (rows still only in the WAL are then missed)."""
+    wal = Path(str(db) + "-wal")
+    try:
+        size = db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+        if size <= COPY_LIMIT:
+            shutil.copyfile(db, scratch / db.name)
+            if wal.exists():
+                shutil.copyfile(wal, scratch / wal.name)
+            uri = (scratch / db.name).as_uri() + "?mode=ro"
+        else:
+            uri = db.resolve().as_uri() + "?mode=ro&immutable=1"
+        conn = sqlite3.connect(uri, uri=True, timeout=0.2)
+        conn.execute("SELECT 1 FROM logs LIMIT 1")
+        return conn
+    except (OSError, sqlite3.Error):
+        return None
 
 
 def turn_errors(home: Path, session_ids: Iterable[str]) -> dict[str, str]:
@@ -34,9 +49,14 @@ def turn_errors(home: Path, session_ids: Iterable[str]) -> dict[str, str]:
     ids = [s for s in set(session_ids) if s]
     if not ids or not db.is_file():
         return {}
-    conn = _connect(db)
-    if conn is None:
-        return {}
+    with tempfile.TemporaryDirectory(prefix="codexwatch-logs-") as scratch:
+        conn = _connect(db, Path(scratch))
+        if conn is None:
+            return {}
+        return _query(conn, ids)
+
+
+def _query(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     try:
         for session_id in ids:
