@@ -101,6 +101,7 @@ class IndexCache:
             self.close()
             self._conn = self._recreate()
             return {}
+        self.close()  # no connection is carried into the helper processes forked next
         out: dict[str, RolloutReader] = {}
         for path, blob in rows:
             if wanted is not None and path not in wanted:
