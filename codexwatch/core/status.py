@@ -329,11 +329,14 @@ def parse_proxy_summary(payload: Any) -> SummaryPart:
 def parse_proxy_incidents(payload: Any, codex_ids: Iterable[str], page_url: str = DEFAULT_PAGE_URL) -> list[Incident]:
     """`GET /proxy/status.openai.com/incidents` (decoded) -> incidents; odd items are skipped."""
     items = _require(payload, "incidents", list, "body")
-    codex_ids = frozenset(codex_ids)
+    return _each_incident(items, parse_native_incident, frozenset(codex_ids), page_url)
+
+
+def _each_incident(items: list, parse, codex_ids: Iterable[str], page_url: str) -> list[Incident]:
     out = []
     for item in items:
         try:
-            out.append(parse_native_incident(item, codex_ids, page_url))
+            out.append(parse(item, codex_ids, page_url))
         except StatusParseError:
             continue  # history is secondary: one odd item must not hide the others
     return out
@@ -395,14 +398,7 @@ def parse_compat_incident(incident: Any, codex_ids: Iterable[str], page_url: str
 def parse_compat_incidents(payload: Any, page_url: str = DEFAULT_PAGE_URL) -> list[Incident]:
     """`/api/v2/incidents.json` -> incidents; components are always empty there, so Codex = title."""
     items = _require(payload, "incidents", list, "body")
-    codex_ids = set(CODEX_SEED_COMPONENTS)
-    out = []
-    for item in items:
-        try:
-            out.append(parse_compat_incident(item, codex_ids, page_url))
-        except StatusParseError:
-            continue
-    return out
+    return _each_incident(items, parse_compat_incident, set(CODEX_SEED_COMPONENTS), page_url)
 
 
 def parse_compat_summary_overall(payload: Any) -> Overall:
