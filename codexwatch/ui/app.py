@@ -417,7 +417,8 @@ class CodexWatchApp(App):
     def action_report(self) -> None:
         from codexwatch.ui.screens.report import ReportScreen
 
-        if self.view is None or self.view.episode is None:
+        # An episode that has ended can still be reported: the latest one is offered.
+        if self.view is None or (self.view.episode or self.view.extra.get("latest_episode")) is None:
             self.notify(f"No failure episode to report: {self._why_no_episode()}.", timeout=4)
             return
         self.push_screen(ReportScreen())

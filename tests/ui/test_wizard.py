@@ -96,3 +96,15 @@ async def test_report_screen_previews_copies_and_saves(tmp_path, monkeypatch):
         await pilot.press("j")
         assert app.screen.query_one(TextArea).text.lstrip().startswith("{")
         assert not list(home.rglob("codexwatch-report-*"))  # never into the Codex home
+
+
+async def test_the_latest_episode_can_be_reported_after_it_ended(tmp_path):
+    app = CodexWatchApp(config(make_home(tmp_path)))  # the recordings end with successful turns
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        assert app.view.episode is None
+        await pilot.press("r")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen))
+        await pilot.pause()
+        title = str(app.screen.query_one("#report-title").render())
+        assert "ended" in title
