@@ -105,7 +105,6 @@ def main(argv=None) -> int:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="cw-latency-") as tmp:
         home = harness.scratch_home(source, Path(tmp) / "home")
-        cache = Path(tmp) / "cache"
         # Warm the index the way a user's second start finds it.
         xdg = Path(tmp) / "xdg"
         primed = harness.measure(

@@ -19,8 +19,8 @@ import orjson
 from codexwatch.commands.common import HomeUnreadable, fail, load
 from codexwatch.config import ConfigError
 from codexwatch.core.advice import Advice, advise
-from codexwatch.core.models import Episode, StatusSnapshot, Turn
-from codexwatch.core.stats import current_episode, iso
+from codexwatch.core.models import StatusSnapshot, Turn
+from codexwatch.core.stats import current_episode, episode_json, iso
 
 NOT_CHECKED = "not checked: --no-status"
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # log text must not drive the terminal
@@ -54,14 +54,6 @@ def turns_until(settings, now: float) -> list[Turn]:
     return [t for t in load(settings, now).turns if (t.started_at or t.at) <= now]
 
 
-def episode_json(episode: Episode | None) -> dict | None:
-    if episode is None:
-        return None
-    return {"id": episode.id, "first": iso(episode.first), "last": iso(episode.last),
-            "failures": len(episode.failures), "classes": episode.classes,
-            "models": episode.models, "sessions": episode.sessions, "ongoing": episode.ongoing}
-
-
 def advice_json(adv: Advice, now: float) -> dict:
     b = adv.backoff
     return {
@@ -81,7 +73,7 @@ def advice_json(adv: Advice, now: float) -> dict:
                                            "wait_s": b.wait_s},
         "status": adv.status,
         "error_class": adv.error_class,
-        "episode": episode_json(adv.episode),
+        "episode": episode_json(adv.episode) if adv.episode is not None else None,
         "at": iso(now),
     }
 

@@ -22,7 +22,6 @@ from codexwatch import __version__
 from codexwatch.config import DEFAULT_STATUS_URL
 from codexwatch.core import status as st
 from codexwatch.core.models import Clock, Incident, Overall, StatusSnapshot
-from codexwatch.sources.demo_status import demo_payloads  # noqa: F401  (re-exported: codexwatch.demo imports it from here)
 
 USER_AGENT = f"codexwatch/{__version__} (+https://github.com/codexwatch)"
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from textual import on, work
 from textual.app import App, SystemCommand

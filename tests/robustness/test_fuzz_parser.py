@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 import orjson
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
