@@ -16,7 +16,7 @@ from codexwatch.core.classify import classify
 from codexwatch.core.models import FileHealth, Turn
 from codexwatch.sources import logdb
 from codexwatch.sources.index import IndexCache, default_cache_dir, index_path
-from codexwatch.sources.reader import RolloutReader, WholeFileBuffer
+from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer
 
 ROLLOUT_DIRS = ("sessions", "archived_sessions")
 # Files written this recently are read line by line (every line checked, unknown line types
@@ -113,10 +113,10 @@ class History:
                 if f.size != reader.offset or f.mtime != reader.mtime:
                     grown.append(f.path)
             else:
-                jobs.append((f.path, skim and f.mtime < now - HOT_SECONDS))
+                jobs.append(ReadJob(f.path, skim and f.mtime < now - HOT_SECONDS, f.size))
         self._read_new_files(jobs, workers, progress)
         self.refresh(grown)
-        self._dirty.update(path for path, _ in jobs)
+        self._dirty.update(job.path for job in jobs)
         if self.index is not None:
             self.save_index()
             found = {f.path for f in files}
@@ -125,17 +125,16 @@ class History:
             )
         self._cached = None
 
-    def _read_new_files(self, jobs, workers: int | None, progress: Progress | None) -> None:
+    def _read_new_files(self, jobs: list[ReadJob], workers: int | None, progress: Progress | None) -> None:
         workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-        sizes = sum(_size(path) for path, _ in jobs) if workers > 1 else 0
-        if workers > 1 and sizes >= PARALLEL_MIN_BYTES:
+        if workers > 1 and sum(job.size for job in jobs) >= PARALLEL_MIN_BYTES:
             from codexwatch.sources import parallel  # multiprocessing: only when it pays
 
             parallel.read_all(jobs, workers, self.readers, progress)
             return
         whole = WholeFileBuffer()
-        for done, (path, skim_it) in enumerate(jobs, 1):
-            self.refresh_file(path, whole, skim_it)
+        for done, job in enumerate(jobs, 1):
+            self.refresh_file(job.path, whole, job.skim)
             if progress is not None:
                 progress(done, len(jobs))
 

@@ -9,41 +9,37 @@ from __future__ import annotations
 
 import marshal
 import multiprocessing
-import os
 import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
 
-from codexwatch.sources.reader import RolloutReader, WholeFileBuffer
+from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer
 
 BATCH_BYTES = 16 << 20
 
 
-def _read_batch(jobs: list[tuple[str, bool]], whole: WholeFileBuffer | None = None) -> list[RolloutReader]:
+def _read_batch(jobs: list[ReadJob], whole: WholeFileBuffer | None = None) -> list[RolloutReader]:
     whole = whole or WholeFileBuffer()
     readers = []
-    for path, skim in jobs:
-        reader = RolloutReader(path)
-        reader.read_new(whole, skim)
+    for job in jobs:
+        reader = RolloutReader(job.path)
+        reader.read_new(whole, job.skim)
         readers.append(reader)
     return readers
 
 
-def _read_batch_exported(jobs: list[tuple[str, bool]]) -> bytes:
+def _read_batch_exported(jobs: list[ReadJob]) -> bytes:
     # Plain values through marshal cross the process boundary far faster than pickled objects.
     return marshal.dumps([r.export_state() for r in _read_batch(jobs)])
 
 
-def _batches(jobs: list[tuple[str, bool]]) -> list[list[tuple[str, bool]]]:
-    batches: list[list[tuple[str, bool]]] = [[]]
+def _batches(jobs: list[ReadJob]) -> list[list[ReadJob]]:
+    batches: list[list[ReadJob]] = [[]]
     size = 0
-    for path, skim in jobs:
-        try:
-            size += os.stat(path).st_size
-        except OSError:
-            pass
-        batches[-1].append((path, skim))
+    for job in jobs:
+        batches[-1].append(job)
+        size += job.size
         if size >= BATCH_BYTES:
             batches.append([])
             size = 0
@@ -51,7 +47,7 @@ def _batches(jobs: list[tuple[str, bool]]) -> list[list[tuple[str, bool]]]:
 
 
 def read_all(
-    jobs: list[tuple[str, bool]],
+    jobs: list[ReadJob],
     workers: int,
     into: dict[str, RolloutReader],
     progress: Callable[[int, int], None] | None = None,
@@ -95,12 +91,12 @@ def read_all(
         # No helper processes here (a restricted sandbox, an embedded interpreter; under
         # Textual, stderr has no file descriptor and multiprocessing's resource tracker
         # cannot start): read what is left in this process instead.
-        take(_read_batch([job for job in jobs if job[0] not in into], whole))
+        take(_read_batch([job for job in jobs if job.path not in into], whole))
 
 
 def _split(items: list, parts: int) -> list[list]:
     return [items[i::parts] for i in range(parts) if items[i::parts]]
 
 
-def _read_batches_exported(batches: list[list[tuple[str, bool]]]) -> bytes:
+def _read_batches_exported(batches: list[list[ReadJob]]) -> bytes:
     return _read_batch_exported([job for batch in batches for job in batch])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from codexwatch.core import parse as P
 from codexwatch.core.models import FileHealth, Turn
@@ -19,6 +20,14 @@ from codexwatch.core.turns import TurnAssembler
 CHUNK = 8 << 20
 MAX_LINE = 16 << 20  # a line this long is a tool output or an image, never a fact we need
 IDLE_SECONDS = 600.0  # an open turn in a file untouched this long is not running any more
+
+
+class ReadJob(NamedTuple):
+    """A file to read for the first time: `skim` it when nobody is writing it."""
+
+    path: str
+    skim: bool
+    size: int
 
 
 @dataclass(slots=True)

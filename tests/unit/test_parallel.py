@@ -1,0 +1,45 @@
+"""Reading with helper processes gives the same readers as reading in one process."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures.process import BrokenProcessPool
+
+from codexwatch.sources import parallel
+from codexwatch.sources.history import find_rollouts
+from codexwatch.sources.reader import ReadJob
+from tests.conftest import REAL_CLI
+
+NOW = time.time()
+
+
+def jobs() -> list[ReadJob]:
+    files = [f for folder in ("exec-0.171.0", "tui-0.171.0", "tui-0.120.0", "exec-0.80.0")
+             for f in find_rollouts(REAL_CLI / folder)]
+    return [ReadJob(f.path, i % 2 == 0, f.size) for i, f in enumerate(files)]
+
+
+def turns_of(readers: dict) -> list:
+    return [(p, [(t.turn_id, t.outcome, t.error_class, t.tokens) for t in readers[p].turns(NOW)])
+            for p in sorted(readers)]
+
+
+def test_helpers_and_one_process_read_the_same(monkeypatch):
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 1)  # a batch per file: every path is taken
+    alone = {r.path: r for r in parallel._read_batch(jobs())}
+    together: dict = {}
+    seen = []
+    parallel.read_all(jobs(), 2, together, lambda done, total: seen.append((done, total)))
+    assert turns_of(together) == turns_of(alone)
+    assert seen[-1] == (len(jobs()), len(jobs()))
+
+
+def test_no_helper_processes_means_reading_here(monkeypatch):
+    class Broken:
+        def __init__(self, *args, **kwargs):
+            raise BrokenProcessPool("no processes here")
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", Broken)
+    readers: dict = {}
+    parallel.read_all(jobs(), 2, readers)
+    assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
