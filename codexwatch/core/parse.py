@@ -78,21 +78,45 @@ def last_line_time(buf, pos: int) -> tuple:
 
 
 # token_count lines, as Codex lays them out: the three numbers the assembler needs.
-_USAGE = re.compile(
-    rb'"info":\{"total_token_usage":\{[^{}]*?"total_tokens":(\d+)\},'
-    rb'"last_token_usage":\{[^{}]*?"total_tokens":(\d+)\}'
-)
-_WINDOW = re.compile(rb'"model_context_window":(\d+)')
+_TOTAL_AT = b'"info":{"total_token_usage":{'
+_LAST_AT = b',"last_token_usage":{'
+_TOKENS_KEY = b'"total_tokens":'
+_WINDOW_KEY = b'"model_context_window":'
 
 
 def usage_numbers(raw: bytes) -> tuple[int | None, int | None, int | None] | None:
     """(total tokens so far, tokens of the last request, context window) of a token_count
-    line, read from its bytes; None when the line is not in the usual layout."""
-    match = _USAGE.search(raw)
-    if match is None:
+    line, read from its bytes; None when the line is not in the usual layout (then the
+    caller decodes it). Plain finds: a regex over these lines costs several times more."""
+    at = raw.find(_TOTAL_AT)
+    if at < 0:
         return (None, None, None) if b'"info":null' in raw else None
-    window = _WINDOW.search(raw, match.end())
-    return int(match.group(1)), int(match.group(2)), int(window.group(1)) if window else None
+    total_end = raw.find(b"}", at)  # the usage objects hold numbers only
+    if not raw.startswith(_LAST_AT, total_end + 1):
+        return None
+    last_end = raw.find(b"}", total_end + len(_LAST_AT))
+    total = _number_before(raw, at, total_end)
+    last = _number_before(raw, total_end, last_end)
+    if total is None or last is None:
+        return None
+    window_at = raw.find(_WINDOW_KEY, last_end)
+    window = _leading_int(raw, window_at + len(_WINDOW_KEY)) if window_at >= 0 else None
+    return total, last, window
+
+
+def _number_before(raw: bytes, lo: int, end: int) -> int | None:
+    """`"total_tokens":N` closing the object that ends at `end`, as Codex writes it."""
+    at = raw.rfind(_TOKENS_KEY, lo, end)
+    digits = raw[at + len(_TOKENS_KEY):end] if at >= 0 else b""
+    return int(digits) if digits.isdigit() else None
+
+
+def _leading_int(raw: bytes, at: int) -> int | None:
+    match = _DIGITS.match(raw, at)
+    return int(match.group(0)) if match else None
+
+
+_DIGITS = re.compile(rb"\d+")
 
 
 def decode_payload(raw: bytes) -> dict | None:
@@ -187,29 +211,57 @@ _STRING_VALUE = re.compile(rb'"(?:[^"\\]|\\.)*"|null')
 
 
 def _string_fields(buf, pos: int, end: int, names: tuple[str, ...]) -> dict:
+    find = buf.find
     found = {}
     for name in names:
         key = _KEYS[name]
-        at = buf.find(key, pos, end)  # a plain substring search is several times faster
-        match = _STRING_VALUE.match(buf, at + len(key), end) if at >= 0 else None
+        at = find(key, pos, end)  # a plain substring search is several times faster
+        if at < 0:
+            found[name] = None
+            continue
+        at += len(key)
+        close = find(b'"', at + 1, end) if at < end and buf[at] == 34 else -1  # 34: '"'
+        if close > 0 and buf.find(b"\\", at, close) < 0:  # the usual case: no escapes
+            found[name] = buf[at + 1:close].decode("utf-8", "replace")
+            continue
+        match = _STRING_VALUE.match(buf, at, end)
         found[name] = _json_string(match.group(0)) if match else None
     return found
 
 
 def _turn_context(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
-    found = _string_fields(buf, pos, end, ("model", "effort", "reasoning_effort"))
+    found = _string_fields(buf, pos, end, ("model",))
     if found["model"] is None:  # not the usual layout: read it properly
         rec = _decoded(TURN_CONTEXT, ts, buf, pos, end, counts, oversized)
         return None if rec is None else (TURN_CONTEXT, ts, _context_fields(rec[2]))
-    if found["effort"] is None:
-        found["effort"] = found["reasoning_effort"]
+    found["effort"] = _effort(buf, pos, end)
     return (TURN_CONTEXT, ts, found)
+
+
+def _effort(buf, pos: int, end: int) -> str | None:
+    """The first `effort`, else the first `reasoning_effort` (the collaboration mode's), in
+    one pass over the line: the two keys end alike, and a search that misses reads it all."""
+    effort: dict | None = None
+    reasoning: dict | None = None
+    at = buf.find(b'effort":', pos, end)
+    while at > pos and (effort is None or reasoning is None):
+        if buf[at - 1] == 34:  # '"effort":'
+            if effort is None:
+                effort = _string_fields(buf, at - 1, end, ("effort",))
+                if effort["effort"] is not None:
+                    return effort["effort"]
+        elif reasoning is None and buf.startswith(b'"reasoning_', at - 11):
+            reasoning = _string_fields(buf, at - 11, end, ("reasoning_effort",))
+        at = buf.find(b'effort":', at + 8, end)
+    return reasoning["reasoning_effort"] if reasoning is not None else None
 
 
 def _meta(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
     """A session's first line carries its base instructions (tens of KB): read the
     identity fields from the bytes; they precede the instructions."""
-    found = _string_fields(buf, pos, end, _META_KEYS)
+    found = _string_fields(buf, pos, end, _META_KEYS[:1] + _META_KEYS[2:])
+    # Newer versions write `id` only; looking for the other key would read all the instructions.
+    found["session_id"] = None if found["id"] else _string_fields(buf, pos, end, ("session_id",))["session_id"]
     if found["id"] is None and found["session_id"] is None:
         rec = _decoded(META, ts, buf, pos, end, counts, oversized)
         return None if rec is None else (META, ts, _meta_fields(rec[2]))
@@ -350,6 +402,21 @@ _TOOL_NEEDLES = (b'"type":"function_call",', b'"type":"custom_tool_call",',
 _OUTPUT_NEEDLES = (b'"role":"assistant"', b'"payload":{"type":"agent_message"')
 
 
+_EXPECTED = {
+    TURN_CONTEXT: (b"turn_context", None),
+    SETTINGS: (b"event_msg", b"thread_settings_applied"),
+    TOKEN_COUNT: (b"event_msg", b"token_count"),
+    ERROR: (b"event_msg", b"error"),
+    TURN_ABORTED: (b"event_msg", b"turn_aborted"),
+}
+_EXTRACT = {
+    TURN_CONTEXT: _turn_context,
+    SETTINGS: _settings,
+    ERROR: lambda *args: _decoded(ERROR, *args),
+    TURN_ABORTED: lambda *args: _decoded(TURN_ABORTED, *args),
+}
+
+
 def can_skim(buf, end: int) -> bool:
     """Files with task boundaries (era C and later) can be skimmed; older ones cannot."""
     return buf.find(TASK_NEEDLE, 0, end) >= 0
@@ -397,10 +464,42 @@ class _Skimmer:
             hit = buf.rfind(_NEEDLES[kind], lo, hi)
         if hit < 0:
             return
-        start, end = _line_at(buf, hit, lo)
-        rec = parse_line(buf, start, end, self.counts, end - start > self.max_line)
+        start = buf.rfind(b"\n", lo, hit) + 1 or lo
+        end = buf.find(b"\n", hit)
+        oversized = end - start > self.max_line
+        match = _HEADER.match(buf, start, min(end, start + HEADER_BYTES))
+        # The usual layout, of the expected type: straight to the fields (what parse_line
+        # would do after recognising the header).
+        if match is not None and match.group(2, 3) == _EXPECTED[kind]:
+            ts = match.group(1)
+            if kind == TOKEN_COUNT:
+                rec = None if oversized else (TOKEN_COUNT, ts, bytes(buf[start:end]))
+            else:
+                rec = _EXTRACT[kind](ts, buf, start, end, self.counts, oversized)
+        else:
+            rec = parse_line(buf, start, end, self.counts, oversized)
         if rec is not None and rec[0] == kind:
             self.records.append(rec)
+
+    def boundary(self, start: int, end: int) -> tuple | None:
+        """The line a task needle was found in -> its record, if it is a turn boundary.
+        Such lines are short and always decoded: straight to orjson, no header first."""
+        if end - start <= self.max_line:
+            try:
+                obj = orjson.loads(self.buf[start:end])
+            except orjson.JSONDecodeError:
+                obj = None
+            if type(obj) is dict and obj.get("type") == "event_msg":
+                payload, ts = obj.get("payload"), obj.get("timestamp")
+                if type(payload) is dict and type(ts) is str:
+                    inner = payload.get("type")
+                    if inner == "task_started":
+                        return (TASK_STARTED, ts, payload)
+                    if inner == "task_complete":
+                        return (TASK_COMPLETE, ts, payload)
+        # Anything unusual: the general path decides, and counts what is wrong.
+        rec = parse_line(self.buf, start, end, self.counts, end - start > self.max_line)
+        return rec if rec is not None and rec[0] in (TASK_STARTED, TASK_COMPLETE) else None
 
     def read(self, first_end: int, stop: int) -> None:
         buf, counts = self.buf, self.counts
@@ -410,14 +509,16 @@ class _Skimmer:
             self.records.append(head)
         open_end: int | None = None  # end of the open turn's task_started line
         pos = gap_lo = first_end
+        find, rfind, boundary = buf.find, buf.rfind, self.boundary
         while True:
-            hit = buf.find(TASK_NEEDLE, pos, stop)
+            hit = find(TASK_NEEDLE, pos, stop)
             if hit < 0:
                 break
-            start, line_end = _line_at(buf, hit, pos)
-            rec = parse_line(buf, start, line_end, counts, line_end - start > self.max_line)
+            start = rfind(b"\n", pos, hit) + 1 or pos
+            line_end = find(b"\n", hit)
+            rec = boundary(start, line_end)
             pos = line_end + 1
-            if rec is None or rec[0] not in (TASK_STARTED, TASK_COMPLETE):
+            if rec is None:
                 continue  # the needle sat inside some other line
             if rec[0] == TASK_STARTED:
                 if open_end is not None:

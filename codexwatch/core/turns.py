@@ -65,6 +65,8 @@ def _num(value: Any) -> float | None:
 
 def _count(value: Any) -> int | None:
     """A whole non-negative count (tokens, milliseconds), else None."""
+    if type(value) is int:  # the usual case, several per turn
+        return value if 0 <= value <= _MAX_COUNT else None
     number = _num(value)
     return int(number) if number is not None and 0 <= number <= _MAX_COUNT else None
 
@@ -210,8 +212,10 @@ class TurnAssembler:
 
     def _on_task_started(self, ts, p: dict) -> None:
         self._task_mode = True
-        self._settle_tokens()
-        self._close_open("incomplete")
+        if self._pending_tokens is not None:
+            self._settle_tokens()
+        if self.open is not None:
+            self._close_open("incomplete")
         turn_id = _str(p.get("turn_id")) or f"{self.session_id}#{len(self.done)}"
         self._start(turn_id, parse_ts(ts) or _time(p.get("started_at")))
         window = _count(p.get("model_context_window"))
@@ -276,7 +280,8 @@ class TurnAssembler:
         turn.tokens = max(0, self._last_total_tokens - self._tokens_at_start)
 
     def _on_task_complete(self, ts, p: dict) -> None:
-        self._settle_tokens()
+        if self._pending_tokens is not None:
+            self._settle_tokens()
         turn = self.open
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
             return  # the end of a turn we never saw begin (a replayed or truncated prefix)
