@@ -1,8 +1,11 @@
-"""Read many rollout files in worker processes: the first load of a large history.
+"""Read many rollout files in helper processes: the first load of a large history.
 
-Each worker reads a batch of files into its own readers and sends them back whole (a
-reader is small once read: offsets, counts and the turns). Batches are sized by bytes so
-both cores stay busy and progress can be reported as they finish.
+Files are cut into batches of a few MiB. This process and its helpers claim batches from a
+shared counter until none are left, so both cores stay busy to the end whatever each batch
+costs, and nobody has to hand work out: a busy process cannot answer requests quickly (a
+pool's manager thread waits for the reading loop to let go of the GIL). A helper sends each
+batch's readers back as soon as it is read (a reader is small once read: offsets, counts and
+the turns), and this process takes them in between its own batches.
 """
 
 from __future__ import annotations
@@ -10,13 +13,11 @@ from __future__ import annotations
 import marshal
 import multiprocessing
 import threading
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
 
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer
 
-BATCH_BYTES = 16 << 20
+BATCH_BYTES = 4 << 20
 
 
 def _read_batch(jobs: list[ReadJob], whole: WholeFileBuffer | None = None) -> list[RolloutReader]:
@@ -27,11 +28,6 @@ def _read_batch(jobs: list[ReadJob], whole: WholeFileBuffer | None = None) -> li
         reader.read_new(whole, job.skim)
         readers.append(reader)
     return readers
-
-
-def _read_batch_exported(jobs: list[ReadJob]) -> bytes:
-    # Plain values through marshal cross the process boundary far faster than pickled objects.
-    return marshal.dumps([r.export_state() for r in _read_batch(jobs)])
 
 
 def _batches(jobs: list[ReadJob]) -> list[list[ReadJob]]:
@@ -46,27 +42,41 @@ def _batches(jobs: list[ReadJob]) -> list[list[ReadJob]]:
     return [b for b in batches if b]
 
 
+def _claim(counter, total: int) -> int | None:
+    """The next unclaimed batch, for whichever process asks first."""
+    with counter.get_lock():
+        index = counter.value
+        if index >= total:
+            return None
+        counter.value = index + 1
+    return index
+
+
+def _help(batches: list[list[ReadJob]], counter, conn) -> None:
+    """A helper process: read batches until none are left, sending each one's readers."""
+    whole = WholeFileBuffer()
+    while (index := _claim(counter, len(batches))) is not None:
+        # Plain values through marshal cross the process boundary far faster than pickles.
+        conn.send_bytes(marshal.dumps([r.export_state() for r in _read_batch(batches[index], whole)]))
+    conn.close()
+
+
+def _start_method() -> str:
+    # fork starts a helper at once with everything already imported, but is unsafe once
+    # threads run (the dashboard's workers): then a forkserver.
+    methods = multiprocessing.get_all_start_methods()
+    if threading.active_count() == 1 and "fork" in methods:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
 def read_all(
     jobs: list[ReadJob],
     workers: int,
     into: dict[str, RolloutReader],
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Read every job: `workers - 1` helper processes are given their share up front, in
-    parts, and this process reads the rest meanwhile, then takes back the parts no helper
-    has begun. Work is not handed out batch by batch: each hand-over would need this busy
-    process's attention."""
-    # fork starts a helper at once with everything already imported, but is unsafe once
-    # threads run (the dashboard's workers): then a forkserver.
-    methods = multiprocessing.get_all_start_methods()
-    if threading.active_count() == 1 and "fork" in methods:
-        method = "fork"
-    else:
-        method = "forkserver" if "forkserver" in methods else "spawn"
-    batches = _batches(jobs)
-    # Helpers start ~0.1 s late: this process keeps a little more than its even share.
-    mine = [b for i, b in enumerate(batches) if i % workers == 0]
-    theirs = [b for i, b in enumerate(batches) if i % workers != 0]
+    """Read every job with `workers - 1` helper processes and this one."""
     whole = WholeFileBuffer()
 
     def take(readers) -> None:
@@ -75,28 +85,42 @@ def read_all(
         if progress is not None:
             progress(len(into), len(jobs))
 
+    def take_sent(conn) -> None:
+        take(RolloutReader.from_state(state) for state in marshal.loads(conn.recv_bytes()))
+
+    batches = _batches(jobs)
+    helpers = []
     try:
-        with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context(method)) as pool:
-            parts = _split(theirs, 8 * (workers - 1))
-            futures = {pool.submit(_read_batches_exported, part): part for part in parts}
-            for batch in mine:
-                take(_read_batch(batch, whole))
-            # Done first (the helpers started late): take back what they have not begun.
-            for future, part in futures.items():
-                if future.cancel():
-                    take(_read_batch([job for batch in part for job in batch], whole))
-            for future in as_completed([f for f in futures if not f.cancelled()]):
-                take(RolloutReader.from_state(st) for st in marshal.loads(future.result()))
-    except (BrokenProcessPool, OSError, RuntimeError, ValueError):
+        ctx = multiprocessing.get_context(_start_method())
+        counter = ctx.Value("q", 0)
+        for _ in range(workers - 1):
+            receive, send = ctx.Pipe(duplex=False)
+            process = ctx.Process(target=_help, args=(batches, counter, send), daemon=True)
+            process.start()
+            send.close()  # the helper holds the only writing end: its exit ends the stream
+            helpers.append((process, receive))
+        while (index := _claim(counter, len(batches))) is not None:
+            take(_read_batch(batches[index], whole))
+            for _, receive in helpers:
+                while receive.poll():
+                    take_sent(receive)
+        for process, receive in helpers:
+            try:
+                while True:
+                    take_sent(receive)
+            except EOFError:
+                pass
+            process.join()
+    except (OSError, RuntimeError, ValueError, EOFError):
         # No helper processes here (a restricted sandbox, an embedded interpreter; under
-        # Textual, stderr has no file descriptor and multiprocessing's resource tracker
-        # cannot start): read what is left in this process instead.
-        take(_read_batch([job for job in jobs if job.path not in into], whole))
-
-
-def _split(items: list, parts: int) -> list[list]:
-    return [items[i::parts] for i in range(parts) if items[i::parts]]
-
-
-def _read_batches_exported(batches: list[list[ReadJob]]) -> bytes:
-    return _read_batch_exported([job for batch in batches for job in batch])
+        # Textual, stderr has no file descriptor and multiprocessing cannot start one), or
+        # one died: what was not delivered is read below.
+        pass
+    finally:
+        for process, receive in helpers:
+            if process.is_alive():
+                process.kill()
+            receive.close()
+    left = [job for job in jobs if job.path not in into]
+    if left:
+        take(_read_batch(left, whole))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-from concurrent.futures.process import BrokenProcessPool
 
 from codexwatch.sources import parallel
 from codexwatch.sources.history import find_rollouts
@@ -35,11 +35,20 @@ def test_helpers_and_one_process_read_the_same(monkeypatch):
 
 
 def test_no_helper_processes_means_reading_here(monkeypatch):
-    class Broken:
-        def __init__(self, *args, **kwargs):
-            raise BrokenProcessPool("no processes here")
+    monkeypatch.setattr(parallel, "_start_method", lambda: "no-such-method")
+    readers: dict = {}
+    parallel.read_all(jobs(), 2, readers)
+    assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
 
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", Broken)
+
+def _die_after_claiming(batches, counter, conn) -> None:
+    parallel._claim(counter, len(batches))  # claims a batch, never delivers it
+    os._exit(1)
+
+
+def test_a_helper_that_dies_loses_nothing(monkeypatch):
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "_help", _die_after_claiming)
     readers: dict = {}
     parallel.read_all(jobs(), 2, readers)
     assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
