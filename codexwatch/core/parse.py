@@ -386,20 +386,37 @@ def scan(
 # just the few lines each turn needs, producing the same records the line-by-line path would
 # for the assembler. It is used for the first read of files that are not being written.
 
-TASK_NEEDLE = b'event_msg","payload":{"type":"task_'  # long: fewer false starts, faster
+# Needles are as long as the layout allows: bytes.find skips further on a longer one (on
+# JSON, `,"type":"event_msg","payload":{"type":"task_` scans 15 % faster than its last 35
+# bytes). `"type"` always follows the timestamp (and, in some versions, an ordinal).
+TASK_NEEDLE = b',"type":"event_msg","payload":{"type":"task_'
 # A turn's context and settings are written within its first lines (after the instructions,
 # on a session's first turn): look no further than this into a turn's body.
 TURN_HEAD_BYTES = 256 << 10
 _NEEDLES = {
-    TURN_CONTEXT: b'"type":"turn_context"',
-    SETTINGS: b'"type":"thread_settings_applied"',
-    TOKEN_COUNT: b'"type":"token_count"',
+    TURN_CONTEXT: b',"type":"turn_context","payload":{',
+    SETTINGS: b',"type":"event_msg","payload":{"type":"thread_settings_applied"',
+    TOKEN_COUNT: b'"payload":{"type":"token_count"',
     ERROR: b'"payload":{"type":"error"',
-    TURN_ABORTED: b'"type":"turn_aborted"',
+    TURN_ABORTED: b'"payload":{"type":"turn_aborted"',
 }
-_TOOL_NEEDLES = (b'"type":"function_call",', b'"type":"custom_tool_call",',
-                 b'"type":"local_shell_call",', b'"type":"web_search_call"')
+# Every tool call's type ends in `_call"`: one pass finds those, and only they are checked
+# against the full types (one pass per type read long bodies four times over).
+_TOOL_TAIL = b'_call"'
+_TOOL_NEEDLES = tuple(
+    b'"type":"response_item","payload":{"type":"' + name.encode() + b'"' for name in sorted(_TOOL_ITEMS)
+)
 _OUTPUT_NEEDLES = (b'"role":"assistant"', b'"payload":{"type":"agent_message"')
+
+
+def _tool_calls(buf, lo: int, hi: int) -> int:
+    calls = 0
+    at = buf.find(_TOOL_TAIL, lo, hi)
+    while at >= 0:
+        end = at + len(_TOOL_TAIL)
+        calls += any(buf.startswith(n, end - len(n)) for n in _TOOL_NEEDLES if end - len(n) >= lo)
+        at = buf.find(_TOOL_TAIL, end, hi)
+    return calls
 
 
 _EXPECTED = {
@@ -424,10 +441,6 @@ def can_skim(buf, end: int) -> bool:
 
 def _line_at(buf, hit: int, lo: int) -> tuple[int, int]:
     return buf.rfind(b"\n", lo, hit) + 1 or lo, buf.find(b"\n", hit)
-
-
-def _is_failure(payload: dict) -> bool:
-    return isinstance(payload.get("error"), dict) or payload.get("last_agent_message") is None
 
 
 def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple], int]:
@@ -531,7 +544,7 @@ class _Skimmer:
                 open_end = line_end
                 continue
             if open_end is not None:  # else a stray end, before any start
-                self.body(open_end, start, _is_failure(rec[2]))
+                self.body(open_end, start, rec[2])
             self.records.append(rec)
             open_end = None
             gap_lo = line_end
@@ -539,24 +552,27 @@ class _Skimmer:
             self.unfinished(open_end, stop)
         self.records.append(last_line_time(buf, buf.rfind(b"\n", 0, stop - 1) + 1))
 
-    def body(self, lo: int, hi: int, failed: bool) -> None:
-        """What the assembler needs from between a turn's boundary lines. Settings and
-        context come at a turn's start (the model cannot change mid-turn): search forward for
-        them, and backward for the last token count, so no body is read through."""
+    def body(self, lo: int, hi: int, end: dict | None) -> None:
+        """What the assembler needs from between a turn's boundary lines (`end`: the payload
+        of its task_complete, None if it has none). Settings and context come at a turn's
+        start (the model cannot change mid-turn): search forward for them, and backward for
+        the last token count, so no body is read through."""
         if self.settings is None:
             self.line(SETTINGS, lo, hi, first=True)
             self.settings = any(r[0] == SETTINGS for r in self.records)
         self.line(TURN_CONTEXT, lo, hi, first=True)
         self.line(TOKEN_COUNT, lo, hi)
-        if failed:  # only a failure needs to know whether work was done, what the TUI said
-            buf = self.buf
-            calls = sum(buf.count(n, lo, hi) for n in _TOOL_NEEDLES)
-            self.records.extend([(TOOL_CALL, None, None)] * calls)
-            if any(buf.find(n, lo, hi) >= 0 for n in _OUTPUT_NEEDLES):
-                self.records.append((OUTPUT, None, None))
+        error = end.get("error") if end is not None else None
+        if end is not None and error is None and end.get("last_agent_message") is not None:
+            return  # it worked: whether work was done, and what the TUI said, do not matter
+        buf = self.buf
+        self.records.extend([(TOOL_CALL, None, None)] * _tool_calls(buf, lo, hi))
+        if any(buf.find(n, lo, hi) >= 0 for n in _OUTPUT_NEEDLES):
+            self.records.append((OUTPUT, None, None))
+        if not isinstance(error, dict):  # else the end line gives the cause
             self.line(ERROR, lo, hi)
 
     def unfinished(self, lo: int, hi: int) -> None:
         """A turn with no task_complete: aborted by the user, killed, or still running."""
-        self.body(lo, hi, failed=True)
+        self.body(lo, hi, None)
         self.line(TURN_ABORTED, lo, hi)
