@@ -211,49 +211,50 @@ _STRING_VALUE = re.compile(rb'"(?:[^"\\]|\\.)*"|null')
 
 
 def _string_fields(buf, pos: int, end: int, names: tuple[str, ...]) -> dict:
-    find = buf.find
     found = {}
     for name in names:
         key = _KEYS[name]
-        at = find(key, pos, end)  # a plain substring search is several times faster
-        if at < 0:
-            found[name] = None
-            continue
-        at += len(key)
-        close = find(b'"', at + 1, end) if at < end and buf[at] == 34 else -1  # 34: '"'
-        if close > 0 and buf.find(b"\\", at, close) < 0:  # the usual case: no escapes
-            found[name] = buf[at + 1:close].decode("utf-8", "replace")
-            continue
-        match = _STRING_VALUE.match(buf, at, end)
-        found[name] = _json_string(match.group(0)) if match else None
+        at = buf.find(key, pos, end)  # a plain substring search is several times faster
+        found[name] = _string_value(buf, at + len(key), end) if at >= 0 else None
     return found
 
 
+def _string_value(buf, at: int, end: int) -> str | None:
+    """The JSON string (or null) that starts at `at`, else None."""
+    close = buf.find(b'"', at + 1, end) if at < end and buf[at] == 34 else -1  # 34: '"'
+    if close > 0 and buf.find(b"\\", at, close) < 0:  # the usual case: no escapes
+        return buf[at + 1:close].decode("utf-8", "replace")
+    match = _STRING_VALUE.match(buf, at, end)
+    return _json_string(match.group(0)) if match else None
+
+
 def _turn_context(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
-    found = _string_fields(buf, pos, end, ("model",))
-    if found["model"] is None:  # not the usual layout: read it properly
+    at = buf.find(_KEYS["model"], pos, end)
+    model = _string_value(buf, at + len(_KEYS["model"]), end) if at >= 0 else None
+    if model is None:  # not the usual layout: read it properly
         rec = _decoded(TURN_CONTEXT, ts, buf, pos, end, counts, oversized)
         return None if rec is None else (TURN_CONTEXT, ts, _context_fields(rec[2]))
-    found["effort"] = _effort(buf, pos, end)
-    return (TURN_CONTEXT, ts, found)
+    return (TURN_CONTEXT, ts, {"model": model, "effort": _effort(buf, pos, end)})
+
+
+_NOT_SEEN = object()
 
 
 def _effort(buf, pos: int, end: int) -> str | None:
     """The first `effort`, else the first `reasoning_effort` (the collaboration mode's), in
     one pass over the line: the two keys end alike, and a search that misses reads it all."""
-    effort: dict | None = None
-    reasoning: dict | None = None
+    effort = reasoning = _NOT_SEEN
     at = buf.find(b'effort":', pos, end)
-    while at > pos and (effort is None or reasoning is None):
+    while at > pos and (effort is _NOT_SEEN or reasoning is _NOT_SEEN):
         if buf[at - 1] == 34:  # '"effort":'
-            if effort is None:
-                effort = _string_fields(buf, at - 1, end, ("effort",))
-                if effort["effort"] is not None:
-                    return effort["effort"]
-        elif reasoning is None and buf.startswith(b'"reasoning_', at - 11):
-            reasoning = _string_fields(buf, at - 11, end, ("reasoning_effort",))
+            if effort is _NOT_SEEN:
+                effort = _string_value(buf, at + 8, end)
+                if effort is not None:
+                    return effort
+        elif reasoning is _NOT_SEEN and buf.startswith(b'"reasoning_', at - 11):
+            reasoning = _string_value(buf, at + 8, end)
         at = buf.find(b'effort":', at + 8, end)
-    return reasoning["reasoning_effort"] if reasoning is not None else None
+    return None if reasoning is _NOT_SEEN else reasoning
 
 
 def _meta(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
