@@ -12,7 +12,8 @@ On one history (built at benchmarks/out/history-1g if missing), measures:
 "Cold" means no codexwatch index cache, not an empty page cache: the files are read once
 by grep before anything is timed, so every subject reads from memory and the figures
 compare the programs, not the disk. Runs are interleaved; wall time is the best of
---runs, memory the worst.
+--runs (not sampled: see harness.py), memory the worst of those and of one more, sampled,
+run per subject.
 Prints a Markdown table, writes benchmarks/out/results-cold.json.
 """
 
@@ -91,25 +92,30 @@ def subjects(home: Path, only: set) -> list:
 def bench(found: list, runs: int, nbytes: int, manifest: dict) -> dict:
     """Every subject `runs` times, interleaved (grep, ccusage, codexwatch, grep, ...), so
     that other work on the machine weighs on all of them alike."""
-    results, done = {}, {}
+    results, done, sampled = {}, {}, {}
     for name, cmd, _, missing, _ in found:
         results[name] = Result(name, " ".join(cmd), available=missing is None, note=missing or "")
-        done[name] = []
-    for i in range(runs):
+        done[name], sampled[name] = [], []
+    for i in range(runs + 1):
+        memory_run = i == runs  # the last round only measures memory
         for name, cmd, env, _, _ in found:
             if not results[name].available:
                 continue
-            run = harness.measure(cmd, OUT / "runs" / f"{name}-{i}.out", env=env, cwd=REPO)
+            run = harness.measure(cmd, OUT / "runs" / f"{name}-{i}.out", env=env, cwd=REPO,
+                                  sample=memory_run)
+            if memory_run:
+                sampled[name].append(run)
+                print(f"  {name} memory run: {run.peak_rss_tree_mb:.0f} MB", flush=True)
+                continue
             if run.returncode != 0:
                 results[name].available = False
                 results[name].note = f"exit {run.returncode}: {run.stderr_tail[-300:]}"
                 continue
             done[name].append(run)
-            print(f"  {name} run {i + 1}: {run.wall_s:.2f} s, {run.peak_rss_tree_mb:.0f} MB",
-                  flush=True)
+            print(f"  {name} run {i + 1}: {run.wall_s:.2f} s", flush=True)
     for name, _, _, _, check in found:
         if results[name].available:
-            results[name].add(done[name], nbytes)
+            results[name].add(done[name], nbytes, sampled[name])
             results[name].check = answer(check, done[name][-1].stdout, manifest)
     return results
 

@@ -1,7 +1,10 @@
 """What every benchmark here shares: the history, ccusage, and measuring a process tree.
 
 A measured command runs as a child of this process. Its wall time is taken around
-spawn-and-wait; its memory two ways, because neither alone is the whole truth:
+spawn-and-wait. Timed runs are not sampled: polling /proc every 5 ms takes a share of a
+core, and on a 2-core machine that slows whatever uses both (codexwatch, ccusage) more than
+what uses one (grep). Memory comes from separate, sampled runs (`sample=True`), two ways,
+because neither alone is the whole truth:
 
 - `peak_rss_tree_mb`: the largest sum of resident memory over the whole process tree
   (`sh` + `find` + `xargs` + `grep`, or ccusage's node launcher + its native binary),
@@ -170,8 +173,11 @@ class TreeSampler(threading.Thread):
 TIME = shutil.which("time", path="/usr/bin:/bin")  # GNU time, not the shell keyword
 
 
-def measure(cmd: list[str], stdout: Path, env: dict | None = None, cwd: Path | None = None) -> Run:
-    """Run `cmd` once, output to `stdout` (a file: a pipe would add a reader to the cost)."""
+def measure(cmd: list[str], stdout: Path, env: dict | None = None, cwd: Path | None = None,
+            sample: bool = True) -> Run:
+    """Run `cmd` once, output to `stdout` (a file: a pipe would add a reader to the cost).
+    `sample`: poll the process tree for its memory and for CPU nobody waits for (costs CPU
+    while it runs: leave it off for timing)."""
     stdout.parent.mkdir(parents=True, exist_ok=True)
     report = stdout.with_suffix(".maxrss")
     wrapped = [TIME, "-f", "%M", "-o", str(report), *cmd] if TIME else cmd
@@ -179,12 +185,14 @@ def measure(cmd: list[str], stdout: Path, env: dict | None = None, cwd: Path | N
         began = time.perf_counter()
         proc = subprocess.Popen(wrapped, stdout=out, stderr=err, env=env, cwd=cwd)
         sampler = TreeSampler(proc.pid, skip_root=bool(TIME))
-        sampler.start()
+        if sample:
+            sampler.start()
         # wait4 rather than proc.wait(): it hands back the rusage of the finished tree.
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - began
         sampler.done.set()
-        sampler.join()
+        if sample:
+            sampler.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     tail = stdout.with_suffix(".stderr").read_text(errors="replace")[-2000:]
     largest = _time_maxrss(report) if TIME else usage.ru_maxrss * 1024
@@ -218,13 +226,14 @@ class Result:
     vs_grep: float | None = None
     check: str = ""
 
-    def add(self, runs: list[Run], nbytes: int) -> None:
+    def add(self, runs: list[Run], nbytes: int, sampled: list[Run] = ()) -> None:
+        """`runs`: the timed ones; `sampled`: more runs, for memory only."""
         self.walls_s = [r.wall_s for r in runs]
         best = min(runs, key=lambda r: r.wall_s)
         self.wall_s, self.cpu_s = best.wall_s, best.cpu_s
         self.mb_per_s = round(nbytes / 1e6 / self.wall_s, 1)
-        self.peak_rss_tree_mb = max(r.peak_rss_tree_mb for r in runs)
-        self.peak_rss_process_mb = max(r.peak_rss_process_mb for r in runs)
+        self.peak_rss_tree_mb = max(r.peak_rss_tree_mb for r in [*runs, *sampled])
+        self.peak_rss_process_mb = max(r.peak_rss_process_mb for r in [*runs, *sampled])
 
 
 def markdown_table(results: list[Result]) -> str:
