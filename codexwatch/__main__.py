@@ -1,3 +1,3 @@
-from codexwatch.cli import main
+from codexwatch.cli import entry
 
-raise SystemExit(main())
+entry()

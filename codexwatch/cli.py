@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Sequence
 
@@ -98,3 +99,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # `codexwatch turns --json | head`
         return 0
+
+
+def entry() -> None:
+    """The `codexwatch` program. A headless command's process ends as soon as its output is
+    out: tearing the interpreter down would free a large history object by object first
+    (40 ms of a 0.9 s `stats` over 1 GiB), for nothing. The dashboard exits the usual way."""
+    code = main()
+    if "textual" in sys.modules:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader went away: nothing more to say
+        pass
+    os._exit(code)

@@ -22,14 +22,20 @@ def iso(ts: float | None) -> str | None:
 
 
 class _Finished(list):
-    """Marks a list _finished() already made, so helpers called with it do not redo it."""
+    """Marks a list _finished() already made, so helpers called with it do not redo it; and
+    holds each turn's time (`ats`), which every statistic needs."""
+
+    ats: list[float]
 
 
-def _finished(turns: Iterable[Turn]) -> list[Turn]:
-    """Turns that either worked or failed; aborted and incomplete ones say neither."""
+def _finished(turns: Iterable[Turn]) -> _Finished:
+    """Turns that either worked or failed, by time; aborted and incomplete ones say neither."""
     if isinstance(turns, _Finished):
         return turns
-    return _Finished(sorted((t for t in turns if t.outcome in ("ok", "failed")), key=lambda t: t.at))
+    timed = sorted((t.at, i, t) for i, t in enumerate(turns) if t.outcome in ("ok", "failed"))
+    finished = _Finished(t for _, _, t in timed)
+    finished.ats = [at for at, _, _ in timed]
+    return finished
 
 
 def episode_id(first: Turn) -> str:
@@ -84,9 +90,8 @@ def _counts(turns: list[Turn]) -> dict:
     }
 
 
-def _windowed(turns: list[Turn], now: float) -> dict:
-    """`turns` sorted by time: each window is a slice, found by bisection."""
-    ats = [t.at for t in turns]
+def _windowed(turns: list[Turn], ats: list[float], now: float) -> dict:
+    """`turns` sorted by time (`ats`): each window is a slice, found by bisection."""
     stop = bisect_right(ats, now + 60)
     out = {}
     for name, span in WINDOWS.items():
@@ -98,16 +103,17 @@ def _windowed(turns: list[Turn], now: float) -> dict:
 def model_stats(turns: Iterable[Turn], now: float) -> dict:
     """Per model, and per model x effort x Fast, over 1 h / 24 h / 7 d / all."""
     finished = _finished(turns)
-    by_model: dict[str, list[Turn]] = defaultdict(list)
-    by_variant: dict[tuple, list[Turn]] = defaultdict(list)
-    for t in finished:
+    by_model: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+    by_variant: dict[tuple, tuple[list, list]] = defaultdict(lambda: ([], []))
+    for t, at in zip(finished, finished.ats):
         model = t.model or "unknown"
-        by_model[model].append(t)
-        by_variant[(model, t.effort, t.fast)].append(t)
-    models = [{"model": m, **_windowed(ts, now)} for m, ts in sorted(by_model.items())]
+        for group in (by_model[model], by_variant[(model, t.effort, t.fast)]):
+            group[0].append(t)
+            group[1].append(at)
+    models = [{"model": m, **_windowed(*group, now)} for m, group in sorted(by_model.items())]
     variants = [
-        {"model": m, "effort": e, "fast": f, **_windowed(ts, now)}
-        for (m, e, f), ts in sorted(by_variant.items(), key=lambda kv: tuple(map(str, kv[0])))
+        {"model": m, "effort": e, "fast": f, **_windowed(*group, now)}
+        for (m, e, f), group in sorted(by_variant.items(), key=lambda kv: tuple(map(str, kv[0])))
     ]
     return {"models": models, "variants": variants}
 
@@ -118,8 +124,9 @@ def hour_of_week(turns: Iterable[Turn], tz: tzinfo | None = None) -> dict:
     fail_grid = [[0] * 24 for _ in range(7)]
     # One time-zone conversion per quarter hour (every zone's offset is a whole number of them).
     slot_of: dict[int, tuple[int, int]] = {}
-    for t in _finished(turns):
-        quarter = int(t.at // 900)
+    finished = _finished(turns)
+    for t, at in zip(finished, finished.ats):
+        quarter = int(at // 900)
         slot = slot_of.get(quarter)
         if slot is None:
             local = datetime.fromtimestamp(quarter * 900, timezone.utc).astimezone(tz)

@@ -56,3 +56,16 @@ def test_codex_home_comes_from_the_environment(monkeypatch, capsysbinary):
     monkeypatch.setenv("CODEX_HOME", str(REAL_CLI / "exec-0.80.0"))
     assert main(["turns", "--json", "--since", "all"]) == 0
     assert len(capsysbinary.readouterr().out.splitlines()) == 2
+
+
+def test_the_program_ends_with_all_its_output_and_its_exit_code(tmp_path, capsysbinary):
+    # Headless commands skip the interpreter's teardown (os._exit): nothing may be cut off.
+    home = REAL_CLI / "tui-0.171.0"
+    assert main(["turns", "--json", "--codex-home", str(home), "--since", "all", "--no-cache"]) == 0
+    expected = capsysbinary.readouterr().out
+    done = subprocess.run([sys.executable, "-m", "codexwatch", "turns", "--json", "--codex-home",
+                           str(home), "--since", "all", "--no-cache"], capture_output=True)
+    assert done.returncode == 0 and done.stdout == expected and expected.count(b"\n") > 1
+    missing = subprocess.run([sys.executable, "-m", "codexwatch", "stats", "--codex-home",
+                              str(tmp_path / "nowhere")], capture_output=True)
+    assert missing.returncode == 2 and missing.stderr.startswith(b"codexwatch: No Codex home")
