@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from datetime import datetime
 from typing import Any
@@ -158,7 +159,7 @@ class TurnAssembler:
         assembler = cls.__new__(cls)  # every field comes from the state
         assembler.__dict__.update(fields)
         assembler._last_parsed = (None, None)
-        assembler.done = [turn_from_row(r) for r in done]
+        assembler.done = turns_from_rows(done)
         assembler.open = turn_from_row(open_row) if open_row is not None else None
         return assembler
 
@@ -403,14 +404,19 @@ class TurnAssembler:
         return out
 
 
-def turn_to_row(turn: Turn) -> tuple:
-    return tuple(getattr(turn, name) for name in Turn.__slots__)
+turn_to_row = operator.attrgetter(*Turn.__slots__)  # Turn -> the tuple of its fields
 
 
 def turn_from_row(row) -> Turn:
-    if len(row) != len(Turn.__slots__):
+    return turns_from_rows([row])[0]
+
+
+def turns_from_rows(rows: list) -> list[Turn]:
+    width = len(Turn.__slots__)
+    turns = [Turn(*row) for row in rows if len(row) == width]
+    if len(turns) != len(rows):
         raise ValueError("turn row of another shape")
-    return Turn(*row)
+    return turns
 
 
 def _span_ms(turn: Turn, end: float | None = None) -> int | None:

@@ -106,7 +106,8 @@ class History:
         by several processes when there are many."""
         self.now = now
         files = find_rollouts(self.home, self.cutoff(now))
-        cached = self.index.load({f.path for f in files}) if self.index is not None else {}
+        with _gc_paused():
+            cached = self.index.load({f.path for f in files}) if self.index is not None else {}
         jobs, grown = [], []
         for f in files:
             reader = cached.get(f.path)

@@ -66,8 +66,9 @@ class RolloutReader:
 
     @classmethod
     def from_state(cls, state: dict) -> "RolloutReader":
-        reader = cls(state["path"], state["max_line"])
-        for key in ("offset", "pending", "skipping_head", "mtime", "error", "skimmed"):
+        reader = cls.__new__(cls)  # every field comes from the state (a warm start makes thousands)
+        for key in ("path", "max_line", "offset", "pending", "skipping_head", "mtime", "error",
+                    "skimmed"):
             setattr(reader, key, state[key])
         reader.identity = tuple(state["identity"]) if state["identity"] else None
         reader.counts = P.LineCounts(**state["counts"])

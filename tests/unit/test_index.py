@@ -80,7 +80,7 @@ def test_bad_rows_and_old_versions_are_not_trusted(home, tmp_path):
     cache = tmp_path / "cache"
     cold = load_history(home, None, NOW, cache_dir=cache)
     conn = sqlite3.connect(index_path(cache, home))
-    conn.execute("UPDATE files SET state = x'00ff'")
+    conn.execute("UPDATE packs SET states = x'00ff'")
     conn.commit()
     assert fingerprint(load_history(home, None, NOW, cache_dir=cache)) == fingerprint(cold)
     conn.execute("UPDATE meta SET value = 'an older engine' WHERE key = 'engine'")
