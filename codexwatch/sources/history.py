@@ -189,7 +189,9 @@ class History:
         for path in sorted(self.readers):
             for turn in self.readers[path].turns(now):
                 by_id.setdefault(turn.turn_id, turn)
-        turns = [t for t in by_id.values() if cutoff is None or t.at >= cutoff or t.live]
+        turns = list(by_id.values())
+        if cutoff is not None:
+            turns = [t for t in turns if t.at >= cutoff or t.live]
         self._add_log_causes(turns)
         turns.sort(key=lambda t: (t.started_at or t.at, t.turn_index))
         return turns

@@ -162,6 +162,8 @@ class RolloutReader:
         self._keep_tail(buf, consumed, len(buf))
 
     def turns(self, now: float) -> list[Turn]:
+        if self.assembler.open is None:  # whether the file is idle matters to an open turn only
+            return self.assembler.turns(idle=True)
         # A copied or restored file has a fresh mtime but old lines: trust the older clue.
         last_write = self.mtime
         if self.assembler.last_ts is not None:
