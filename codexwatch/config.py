@@ -12,11 +12,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 DEFAULT_STATUS_URL = "https://status.openai.com"
 ENV_PREFIX = "CODEXWATCH_"
 
@@ -84,6 +79,11 @@ def _coerce(name: str, value: Any) -> Any:
 def _from_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
+    # Imported here: most runs have no config file, and every command starts by asking.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

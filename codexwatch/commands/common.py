@@ -14,6 +14,12 @@ class HomeUnreadable(Exception):
     """The Codex home cannot be read; the message says where we looked and what to do."""
 
 
+# Every history a command loads stays referenced until the process ends: the headless
+# commands exit right after their output, and freeing a large history one object at a
+# time when the command returns would cost more than the rest of a warm `stats` run's tail.
+_LOADED: list[History] = []
+
+
 def load(settings: Settings, now: float | None = None, progress: Callable | None = None) -> History:
     now = time.time() if now is None else now
     history = load_history(
@@ -27,6 +33,7 @@ def load(settings: Settings, now: float | None = None, progress: Callable | None
     )
     if history.home_problem is not None:
         raise HomeUnreadable(history.home_problem)
+    _LOADED.append(history)
     return history
 
 
