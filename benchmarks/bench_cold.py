@@ -11,7 +11,7 @@ On one history (built at benchmarks/out/history-1g if missing), measures:
 
 "Cold" means no codexwatch index cache, not an empty page cache: the files are read once
 by grep before anything is timed, so every subject reads from memory and the figures
-compare the programs, not the disk. Runs are interleaved; wall time is the best of
+compare the programs, not the disk. codexwatch is byte-compiled first, as pip installs it. Runs are interleaved; wall time is the best of
 --runs (not sampled: see harness.py), memory the worst of those and of one more, sampled,
 run per subject.
 Prints a Markdown table, writes benchmarks/out/results-cold.json.
@@ -163,6 +163,7 @@ def main(argv=None) -> int:
     if load > 0.5:
         print(f"note: load average {load:.2f} before starting: other work on this machine "
               "will show in the figures", flush=True)
+    harness.compile_bytecode()
     print("warming the page cache: one untimed grep pass over every file", flush=True)
     harness.measure(grep_cmd(home), OUT / "runs" / "warmup.out")
 
