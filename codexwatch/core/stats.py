@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime, timezone, tzinfo
+from operator import attrgetter
 from typing import Iterable
 
 from codexwatch.core.models import ERROR_CLASSES, Episode, FileHealth, Turn
@@ -77,12 +78,8 @@ def current_of(found: list[Episode], now: float) -> Episode | None:
     return None
 
 
-def _counts(turns: list[Turn]) -> dict:
-    failed = [t for t in turns if t.outcome == "failed"]
-    classes: dict[str, int] = {}
-    for t in failed:
-        classes[t.error_class or "other"] = classes.get(t.error_class or "other", 0) + 1
-    decided = len(turns)
+def _summary(decided: int, failed: list[Turn]) -> dict:
+    classes = Counter(t.error_class or "other" for t in failed)
     return {
         "turns": decided,
         "failures": len(failed),
@@ -93,51 +90,86 @@ def _counts(turns: list[Turn]) -> dict:
     }
 
 
-def _windowed(turns: list[Turn], ats: list[float], now: float) -> dict:
-    """`turns` sorted by time (`ats`): each window is a slice, found by bisection."""
-    stop = bisect_right(ats, now + 60)
-    out = {}
-    for name, span in WINDOWS.items():
-        chosen = turns if span is None else turns[bisect_left(ats, now - span, 0, stop):stop]
-        out[name] = _counts(chosen)
-    return out
+_VARIANT = attrgetter("model", "effort", "fast")
+
+
+def _by_variant(turns: list[Turn]) -> tuple[Counter, dict[tuple, list[Turn]]]:
+    """Turns per (model, effort, Fast), and the failed ones. Counted in C (Counter over an
+    attrgetter): only the failures, a small share, are walked in Python."""
+    counts: Counter = Counter()
+    for (model, effort, fast), n in Counter(map(_VARIANT, turns)).items():
+        counts[(model or "unknown", effort, fast)] += n
+    failed: dict[tuple, list[Turn]] = defaultdict(list)
+    for t in [t for t in turns if t.outcome == "failed"]:
+        failed[(t.model or "unknown", t.effort, t.fast)].append(t)
+    return counts, failed
 
 
 def model_stats(turns: Iterable[Turn], now: float) -> dict:
     """Per model, and per model x effort x Fast, over 1 h / 24 h / 7 d / all."""
     finished = _finished(turns)
-    by_model: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
-    by_variant: dict[tuple, tuple[list, list]] = defaultdict(lambda: ([], []))
-    for t, at in zip(finished, finished.ats):
-        model = t.model or "unknown"
-        for group in (by_model[model], by_variant[(model, t.effort, t.fast)]):
-            group[0].append(t)
-            group[1].append(at)
-    models = [{"model": m, **_windowed(*group, now)} for m, group in sorted(by_model.items())]
-    variants = [
-        {"model": m, "effort": e, "fast": f, **_windowed(*group, now)}
-        for (m, e, f), group in sorted(by_variant.items(), key=lambda kv: tuple(map(str, kv[0])))
-    ]
-    return {"models": models, "variants": variants}
+    stop = bisect_right(finished.ats, now + 60)
+    windows = {
+        name: _by_variant(finished if span is None else
+                          finished[bisect_left(finished.ats, now - span, 0, stop):stop])
+        for name, span in WINDOWS.items()
+    }
+    variants = sorted(windows["all"][0], key=lambda key: tuple(map(str, key)))
+    models = sorted({key[0] for key in variants})
+
+    def of_model(model: str, counts: Counter, failed: dict) -> dict:
+        keys = [key for key in variants if key[0] == model]
+        return _summary(sum(counts[k] for k in keys), [t for k in keys for t in failed.get(k, ())])
+
+    return {
+        "models": [{"model": m, **{name: of_model(m, *w) for name, w in windows.items()}}
+                   for m in models],
+        "variants": [{"model": m, "effort": e, "fast": f,
+                      **{name: _summary(c[(m, e, f)], fl.get((m, e, f), [])) for name, (c, fl) in windows.items()}}
+                     for m, e, f in variants],
+    }
 
 
 def hour_of_week(turns: Iterable[Turn], tz: tzinfo | None = None) -> dict:
     """7 x 24 grids (Monday first, local time) of turns and failures."""
     turns_grid = [[0] * 24 for _ in range(7)]
     fail_grid = [[0] * 24 for _ in range(7)]
-    # One time-zone conversion per quarter hour (every zone's offset is a whole number of them).
-    slot_of: dict[int, tuple[int, int]] = {}
     finished = _finished(turns)
-    for t, at in zip(finished, finished.ats):
-        quarter = int(at // 900)
-        slot = slot_of.get(quarter)
-        if slot is None:
-            local = datetime.fromtimestamp(quarter * 900, timezone.utc).astimezone(tz)
-            slot = slot_of[quarter] = (local.weekday(), local.hour)
-        turns_grid[slot[0]][slot[1]] += 1
-        if t.outcome == "failed":
-            fail_grid[slot[0]][slot[1]] += 1
+    # Counted per quarter hour (every zone's offset is a whole number of them), then each
+    # quarter placed once: far fewer quarters than turns in a long history.
+    turns_per_quarter = Counter([int(at // 900) for at in finished.ats])
+    fails_per_quarter = Counter([int(t.at // 900) for t in finished if t.outcome == "failed"])
+    slot = _LocalSlots(tz)
+    for grid, per_quarter in ((turns_grid, turns_per_quarter), (fail_grid, fails_per_quarter)):
+        for quarter, n in per_quarter.items():
+            day, hour = slot(quarter * 900)
+            grid[day][hour] += n
     return {"turns": turns_grid, "failures": fail_grid, "quietest": quietest_hours(fail_grid, turns_grid)}
+
+
+class _LocalSlots:
+    """Epoch seconds -> (weekday, hour) in a time zone. The zone's offset is looked up once
+    per UTC day, at its start and end: equal, the clocks did not change that day."""
+
+    def __init__(self, tz: tzinfo | None) -> None:
+        self.tz = tz
+        self.offsets: dict[int, int | None] = {}
+
+    def __call__(self, at: int) -> tuple[int, int]:
+        day = at // 86400
+        if day not in self.offsets:
+            start, end = self._offset(day * 86400), self._offset(day * 86400 + 86399)
+            self.offsets[day] = start if start == end else None
+        offset = self.offsets[day]
+        if offset is None:  # the clocks change that day: ask the zone about this moment
+            local = datetime.fromtimestamp(at, timezone.utc).astimezone(self.tz)
+            return local.weekday(), local.hour
+        local_seconds = at + offset
+        return (local_seconds // 86400 + 3) % 7, local_seconds % 86400 // 3600  # 1970-01-01: a Thursday
+
+    def _offset(self, at: int) -> int:
+        offset = datetime.fromtimestamp(at, timezone.utc).astimezone(self.tz).utcoffset()
+        return int(offset.total_seconds()) if offset is not None else 0
 
 
 def quietest_hours(failures: list[list[int]], turns: list[list[int]], n: int = 5) -> list[list[int]]:

@@ -13,10 +13,10 @@ does not load) means it is rebuilt, never trusted.
 from __future__ import annotations
 
 import functools
-import hashlib
 import marshal
 import os
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Iterable
 
@@ -31,10 +31,12 @@ SCHEMA = 2
 @functools.cache
 def engine_fingerprint() -> str:
     """Changes whenever the code that turns bytes into turns changes."""
-    digest = hashlib.sha256(f"{codexwatch.__version__}/{SCHEMA}".encode())
+    # A checksum, not a cryptographic hash: it only has to change with the code, and zlib
+    # is loaded already where hashlib would cost a start 3 ms.
+    data = f"{codexwatch.__version__}/{SCHEMA}".encode()
     for module in (parse, turns, classify, models, reader_module):
-        digest.update(Path(module.__file__).read_bytes())
-    return digest.hexdigest()[:32]
+        data += Path(module.__file__).read_bytes()
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 
 
 def default_cache_dir() -> Path:
@@ -44,7 +46,8 @@ def default_cache_dir() -> Path:
 
 
 def index_path(cache_dir: Path, home: Path) -> Path:
-    key = hashlib.sha256(str(Path(home).resolve()).encode()).hexdigest()[:16]
+    home_bytes = str(Path(home).resolve()).encode()
+    key = f"{zlib.crc32(home_bytes):08x}{zlib.adler32(home_bytes):08x}"
     return cache_dir / f"index-{key}.sqlite"
 
 

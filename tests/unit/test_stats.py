@@ -1,4 +1,7 @@
-from datetime import timezone
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import pytest
 
 from codexwatch.core.models import FileHealth, Turn
 from codexwatch.core.stats import (
@@ -57,6 +60,22 @@ def test_hour_of_week_in_the_given_zone():
     assert grid["turns"][5][21] == 2 and grid["failures"][5][21] == 1
     assert sum(map(sum, grid["turns"])) == 2
     assert grid["quietest"] == [[5, 21]]
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"])
+def test_hour_of_week_across_clock_changes_and_half_hour_zones(zone):
+    try:
+        tz = ZoneInfo(zone)
+    except ZoneInfoNotFoundError:
+        pytest.skip("no time zone database on this machine")
+    # Every 7 minutes for 400 days: two clock changes a year, quarters split every way.
+    turns = [turn(i, 1_767_225_600.0 + i * 420, "failed" if i % 5 == 0 else "ok", "capacity")
+             for i in range(400 * 24 * 60 // 7)]
+    expected = [[0] * 24 for _ in range(7)]
+    for t in turns:
+        local = datetime.fromtimestamp(t.at, timezone.utc).astimezone(tz)
+        expected[local.weekday()][local.hour] += 1
+    assert hour_of_week(turns, tz)["turns"] == expected
 
 
 def test_parser_health_share_understood_by_version():
