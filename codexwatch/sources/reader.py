@@ -66,10 +66,12 @@ class RolloutReader:
 
     @classmethod
     def from_state(cls, state: dict) -> "RolloutReader":
-        reader = cls.__new__(cls)  # every field comes from the state (a warm start makes thousands)
-        for key in ("path", "max_line", "offset", "pending", "skipping_head", "mtime", "error",
-                    "skimmed"):
-            setattr(reader, key, state[key])
+        """The reader `state` describes; takes the dict over (a warm start restores thousands,
+        fresh from the index, that nobody else holds)."""
+        if state.keys() != _STATE_KEYS:
+            raise ValueError("reader state of another shape")
+        reader = cls.__new__(cls)
+        reader.__dict__ = state
         reader.identity = tuple(state["identity"]) if state["identity"] else None
         reader.counts = P.LineCounts(**state["counts"])
         reader.assembler = TurnAssembler.from_state(state["assembler"])
@@ -171,18 +173,14 @@ class RolloutReader:
         return self.assembler.turns(idle=now - last_write > IDLE_SECONDS)
 
     def health(self) -> FileHealth:
-        a = self.assembler
-        return FileHealth(
-            path=self.path,
-            cli_version=a.cli_version,
-            lines=self.counts.lines,
-            malformed=self.counts.malformed,
-            unknown_types=dict(self.counts.unknown_types),
-            oversized=self.counts.oversized,
-            skimmed=self.skimmed,
-            unsupported=a.unsupported,
-            error=self.error,
+        a, c = self.assembler, self.counts
+        return FileHealth(  # positional: made for every file whenever statistics are shown
+            self.path, a.cli_version, c.lines, c.malformed, dict(c.unknown_types), c.oversized,
+            a.unsupported, self.skimmed, self.error,
         )
+
+
+_STATE_KEYS = set(RolloutReader("").export_state())
 
 
 def _describe(exc: OSError) -> str:
