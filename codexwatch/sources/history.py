@@ -11,6 +11,7 @@ import gc
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Callable, Iterable, NamedTuple
 
@@ -193,7 +194,10 @@ class History:
         if cutoff is not None:
             turns = [t for t in turns if t.at >= cutoff or t.live]
         self._add_log_causes(turns)
-        turns.sort(key=lambda t: (t.started_at or t.at, t.turn_index))
+        if all(t.started_at for t in turns):  # as good as always: the key is then built in C
+            turns.sort(key=_BY_START)
+        else:
+            turns.sort(key=lambda t: (t.started_at or t.at, t.turn_index))
         return turns
 
     def _add_log_causes(self, turns: list[Turn]) -> None:
@@ -235,6 +239,9 @@ def _gc_paused():
         gc.freeze()
         if was_enabled:
             gc.enable()
+
+
+_BY_START = attrgetter("started_at", "turn_index")
 
 
 def _size(path: str) -> int:
