@@ -129,10 +129,7 @@ class Episode:
 
 
 def _unique(items) -> list:
-    seen: dict = {}
-    for item in items:
-        seen.setdefault(item, None)
-    return list(seen)
+    return list(dict.fromkeys(items))  # first-seen order
 
 
 @dataclass(slots=True)

@@ -465,19 +465,22 @@ class _Skimmer:
     def __init__(self, buf, counts: LineCounts, max_line: int) -> None:
         self.buf, self.counts, self.max_line = buf, counts, max_line
         self.records: list[tuple] = []
-        # Versions that record thread settings write them in a session's first turn, and
-        # before each later turn: after the first turn, look for them only if it had them.
+        # Versions that record thread settings write them at the start of every turn (after
+        # its context), and between turns when the user changes one (/fast). A turn's start
+        # is searched for them only in files that have any: none in the first turn, and
+        # none between turns so far, means this version writes none.
         self.settings: bool | None = None
 
-    def line(self, kind: int, lo: int, hi: int, first: bool = False) -> None:
-        """The last (or first) line of a kind between lo and hi, decoded, as a record."""
+    def line(self, kind: int, lo: int, hi: int, first: bool = False) -> bool:
+        """The last (or first) line of a kind between lo and hi, decoded, as a record;
+        -> whether there was one."""
         buf = self.buf
         if first:
             hit = buf.find(_NEEDLES[kind], lo, min(hi, lo + TURN_HEAD_BYTES))
         else:
             hit = buf.rfind(_NEEDLES[kind], lo, hi)
         if hit < 0:
-            return
+            return False
         start = buf.rfind(b"\n", lo, hit) + 1 or lo
         end = buf.find(b"\n", hit)
         oversized = end - start > self.max_line
@@ -494,6 +497,8 @@ class _Skimmer:
             rec = parse_line(buf, start, end, self.counts, oversized)
         if rec is not None and rec[0] == kind:
             self.records.append(rec)
+            return True
+        return False
 
     def boundary(self, start: int, end: int) -> tuple | None:
         """The line a task needle was found in -> its record, if it is a turn boundary.
@@ -538,8 +543,8 @@ class _Skimmer:
                 if open_end is not None:
                     self.unfinished(open_end, start)
                 else:  # settings (and older files' turn_context) can precede task_started
-                    if self.settings is not False:
-                        self.line(SETTINGS, gap_lo, start)
+                    if self.line(SETTINGS, gap_lo, start):
+                        self.settings = True
                     self.line(TURN_CONTEXT, gap_lo, start)
                 self.records.append(rec)
                 open_end = line_end
@@ -558,10 +563,10 @@ class _Skimmer:
         of its task_complete, None if it has none). Settings and context come at a turn's
         start (the model cannot change mid-turn): search forward for them, and backward for
         the last token count, so no body is read through."""
-        if self.settings is None:
-            self.line(SETTINGS, lo, hi, first=True)
-            self.settings = any(r[0] == SETTINGS for r in self.records)
         self.line(TURN_CONTEXT, lo, hi, first=True)
+        if self.settings is not False:
+            found = self.line(SETTINGS, lo, hi, first=True)
+            self.settings = self.settings or found
         self.line(TOKEN_COUNT, lo, hi)
         error = end.get("error") if end is not None else None
         if end is not None and error is None and end.get("last_agent_message") is not None:

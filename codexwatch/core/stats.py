@@ -51,16 +51,19 @@ def episodes(turns: Iterable[Turn], gap: float = EPISODE_GAP) -> list[Episode]:
     """Runs of failed turns with no success between and no pause over `gap`; oldest first."""
     out: list[Episode] = []
     run: list[Turn] = []
-    for turn in _finished(turns):
+    last = 0.0  # time of run[-1]
+    finished = _finished(turns)
+    for turn, at in zip(finished, finished.ats):
         if turn.outcome == "ok":
             if run:
                 out.append(Episode(episode_id(run[0]), run, ongoing=False))
                 run = []
             continue
-        if run and turn.at - run[-1].at > gap:
+        if run and at - last > gap:
             out.append(Episode(episode_id(run[0]), run, ongoing=False))
             run = []
         run.append(turn)
+        last = at
     if run:
         out.append(Episode(episode_id(run[0]), run, ongoing=True))
     return out

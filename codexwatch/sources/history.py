@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+from itertools import chain
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -186,18 +187,22 @@ class History:
 
     def turns_at(self, now: float) -> list[Turn]:
         cutoff = self.cutoff(now)
-        by_id: dict[str, Turn] = {}
-        for path in sorted(self.readers):
-            for turn in self.readers[path].turns(now):
-                by_id.setdefault(turn.turn_id, turn)
-        turns = list(by_id.values())
+        readers = self.readers
+        turns = list(chain.from_iterable(readers[p].turns(now) for p in sorted(readers)))
+        if len(set(map(_TURN_ID, turns))) != len(turns):  # a fork or sub-agent replayed some
+            by_id: dict[str, Turn] = {}
+            for turn in turns:
+                by_id.setdefault(turn.turn_id, turn)  # the first file (in path order) keeps it
+            turns = list(by_id.values())
         if cutoff is not None:
             turns = [t for t in turns if t.at >= cutoff or t.live]
         self._add_log_causes(turns)
-        if all(t.started_at for t in turns):  # as good as always: the key is then built in C
-            turns.sort(key=_BY_START)
+        # By start; equal starts keep path order, then their order in the file (sorts are
+        # stable). With a start for every turn, as good as always, the key is read in C.
+        if all(t.started_at for t in turns):
+            turns.sort(key=_START)
         else:
-            turns.sort(key=lambda t: (t.started_at or t.at, t.turn_index))
+            turns.sort(key=lambda t: t.started_at or t.at)
         return turns
 
     def _add_log_causes(self, turns: list[Turn]) -> None:
@@ -241,7 +246,8 @@ def _gc_paused():
             gc.enable()
 
 
-_BY_START = attrgetter("started_at", "turn_index")
+_START = attrgetter("started_at")
+_TURN_ID = attrgetter("turn_id")
 
 
 def _size(path: str) -> int:

@@ -160,6 +160,7 @@ def test_running_turn_is_live_until_the_file_goes_quiet(tmp_path):
 # --- skimming: the first read of a file that is not being written ---------------------
 
 import glob  # noqa: E402
+import re  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -179,6 +180,42 @@ def test_skimming_gives_the_same_turns_as_reading_every_line(path):
     exact.read_new()
     skimmed = RolloutReader(path)
     skimmed.read_new(WholeFileBuffer(), skim=True)
+    assert fingerprint(skimmed.turns(NOW)) == fingerprint(exact.turns(NOW))
+
+
+def _with_fast(line: bytes, on: bool) -> bytes:
+    line = re.sub(rb'"service_tier":"priority",?', b"", line)
+    return line.replace(b'"thread_settings":{', b'"thread_settings":{"service_tier":"priority",', 1) if on else line
+
+
+@pytest.mark.parametrize("where", ["between turns (TUI)", "after each turn's context (exec)"])
+def test_skimming_reads_every_turns_settings(tmp_path, where):
+    # The TUI recording had Fast on throughout. Here it is on for turns 1 and 3 only: each
+    # turn's settings line says which, wherever this version writes it.
+    lines = TUI_171.read_bytes().splitlines(keepends=True)
+    is_settings = [b'"thread_settings_applied"' in line for line in lines]
+    settings = [line for line, yes in zip(lines, is_settings) if yes]
+    rest = [line for line, yes in zip(lines, is_settings) if not yes]
+    out, turn = [], 0
+    for line in rest:
+        starts = b'"type":"task_started"' in line
+        if starts:
+            turn += 1
+        if starts and (turn == 1 or where.startswith("after")):
+            out.append(line)
+            continue
+        if starts:
+            out.append(_with_fast(settings[turn - 1], turn in (1, 3)))
+        out.append(line)
+        if b'"type":"turn_context"' in line and (turn == 1 or where.startswith("after")):
+            out.append(_with_fast(settings[turn - 1], turn in (1, 3)))
+    path = tmp_path / "fast-toggled.jsonl"
+    path.write_bytes(b"".join(out))
+    exact = RolloutReader(str(path))
+    exact.read_new()
+    skimmed = RolloutReader(str(path))
+    skimmed.read_new(WholeFileBuffer(), skim=True)
+    assert [t.fast for t in exact.turns(NOW)] == [True, None, True, None, None]
     assert fingerprint(skimmed.turns(NOW)) == fingerprint(exact.turns(NOW))
 
 
