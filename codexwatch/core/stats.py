@@ -187,36 +187,43 @@ def sessions_running(turns: Iterable[Turn]) -> list[str]:
 
 
 def parser_health(health: Iterable[FileHealth]) -> dict:
-    by_version: dict[str, dict] = defaultdict(
-        lambda: {"files": 0, "lines": 0, "malformed": 0, "oversized": 0, "unknown_types": {},
-                 "unsupported_files": 0, "skimmed_files": 0}
-    )
     # `lines` counts the lines read one by one; skimmed files (quiet ones, first read)
     # contribute only the lines around their turn boundaries, so "understood" is the share
     # of checked lines.
-    total = {"files": 0, "lines": 0, "malformed": 0, "oversized": 0, "unknown_lines": 0,
-             "unsupported_files": 0, "unreadable_files": 0, "skimmed_files": 0}
+    by_version: dict[str, list[FileHealth]] = {}
     for h in health:
-        row = by_version[h.cli_version or "unknown"]
-        row["files"] += 1
-        row["lines"] += h.lines
-        row["malformed"] += h.malformed
-        row["oversized"] += h.oversized
-        row["unsupported_files"] += int(h.unsupported)
-        row["skimmed_files"] += int(h.skimmed)
-        for name, n in h.unknown_types.items():
-            row["unknown_types"][name] = row["unknown_types"].get(name, 0) + n
-        total["files"] += 1
-        total["lines"] += h.lines
-        total["malformed"] += h.malformed
-        total["oversized"] += h.oversized
-        total["unknown_lines"] += sum(h.unknown_types.values())
-        total["unsupported_files"] += int(h.unsupported)
-        total["unreadable_files"] += int(h.error is not None)
-        total["skimmed_files"] += int(h.skimmed)
+        by_version.setdefault(h.cli_version or "unknown", []).append(h)
+    rows = {version: _health_row(files) for version, files in sorted(by_version.items())}
+    unreadable = sum(h.error is not None for files in by_version.values() for h in files)
+    total = {
+        "files": sum(r["files"] for r in rows.values()),
+        "lines": sum(r["lines"] for r in rows.values()),
+        "malformed": sum(r["malformed"] for r in rows.values()),
+        "oversized": sum(r["oversized"] for r in rows.values()),
+        "unknown_lines": sum(sum(r["unknown_types"].values()) for r in rows.values()),
+        "unsupported_files": sum(r["unsupported_files"] for r in rows.values()),
+        "unreadable_files": unreadable,
+        "skimmed_files": sum(r["skimmed_files"] for r in rows.values()),
+    }
     bad = total["malformed"] + total["unknown_lines"]
     total["understood"] = round(1 - bad / total["lines"], 4) if total["lines"] else None
-    return {**total, "by_version": dict(sorted(by_version.items()))}
+    return {**total, "by_version": rows}
+
+
+def _health_row(files: list[FileHealth]) -> dict:
+    unknown: Counter = Counter()
+    for h in files:
+        if h.unknown_types:
+            unknown.update(h.unknown_types)
+    return {
+        "files": len(files),
+        "lines": sum(h.lines for h in files),
+        "malformed": sum(h.malformed for h in files),
+        "oversized": sum(h.oversized for h in files),
+        "unknown_types": dict(unknown),
+        "unsupported_files": sum(h.unsupported for h in files),
+        "skimmed_files": sum(h.skimmed for h in files),
+    }
 
 
 def episode_json(ep: Episode) -> dict:

@@ -108,8 +108,9 @@ class History:
         by several processes when there are many."""
         self.now = now
         files = find_rollouts(self.home, self.cutoff(now))
+        found = {f.path for f in files}
         with _gc_paused():
-            cached = self.index.load({f.path for f in files}) if self.index is not None else {}
+            cached = self.index.load(found) if self.index is not None else {}
         jobs, grown = [], []
         for f in files:
             reader = cached.get(f.path)
@@ -124,10 +125,7 @@ class History:
         self._dirty.update(job.path for job in jobs)
         if self.index is not None:
             self.save_index()
-            found = {f.path for f in files}
-            self.index.forget(
-                [p for p in self.index.paths() if p not in found and not os.path.exists(p)]
-            )
+            self.index.forget([p for p in self.index.paths() - found if not os.path.exists(p)])
         self._cached = None
 
     def _read_new_files(self, jobs: list[ReadJob], workers: int | None, progress: Progress | None) -> None:
