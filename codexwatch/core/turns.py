@@ -390,7 +390,8 @@ class TurnAssembler:
         turn is over (killed, crashed) rather than still running."""
         if self.unsupported:
             return []
-        self._settle_tokens()
+        if self._pending_tokens is not None:
+            self._settle_tokens()
         out = list(self.done)
         turn = self.open
         if turn is not None:
