@@ -416,7 +416,7 @@ def turn_from_row(row) -> Turn:
 
 
 def turns_from_rows(rows: list) -> list[Turn]:
-    if any(len(row) != _WIDTH for row in rows):
+    if not set(map(len, rows)) <= {_WIDTH}:
         raise ValueError("turn row of another shape")
     return list(itertools.starmap(Turn, rows))
 

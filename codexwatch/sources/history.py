@@ -223,6 +223,8 @@ class History:
     def unknown_error_infos(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for reader in self.readers.values():
+            if not reader.assembler.unknown_infos:  # as for nearly every file
+                continue
             for key, n in reader.assembler.unknown_infos.items():
                 counts[key] = counts.get(key, 0) + n
         return counts
