@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +103,16 @@ def test_index_never_lives_in_the_codex_home(home):
 def test_no_cache_writes_nothing(home, tmp_path):
     load_history(home, None, NOW, use_cache=False, cache_dir=tmp_path / "cache")
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("xdg", [None, "", "/somewhere/cache"])
+def test_default_cache_dir_is_what_platformdirs_says(monkeypatch, xdg):
+    import platformdirs
+
+    from codexwatch.sources.index import default_cache_dir
+
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert default_cache_dir() == Path(platformdirs.user_cache_dir("codexwatch", appauthor=False))
