@@ -117,9 +117,9 @@ def paint_summary(samples: list) -> dict:
     ok = [s for s in samples if "error" not in s]
     out: dict = {"runs": samples}
     if ok:
-        out["paint_s"] = median([s["paint_s"] for s in ok])
+        out["paint_s"] = round(median([s["paint_s"] for s in ok]), 3)
         if all("progress_s" in s for s in ok):
-            out["progress_s"] = median([s["progress_s"] for s in ok])
+            out["progress_s"] = round(median([s["progress_s"] for s in ok]), 3)
     errors = sorted({s["error"] for s in samples if "error" in s})
     if errors:
         out["error"] = f"{len(samples) - len(ok)}/{len(samples)} runs failed: " + "; ".join(errors)
