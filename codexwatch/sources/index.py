@@ -107,32 +107,35 @@ class IndexCache:
 
     def load(self, wanted: set[str] | None = None) -> dict[str, RolloutReader]:
         """The readers the index holds (those of `wanted` paths only, if given); rows that do
-        not load are left out."""
+        not load are left out. Rows are read one at a time: all of a large index's blobs at
+        once would add their size to the peak."""
+        out: dict[str, RolloutReader] = {}
         try:
-            rows = self._connect().execute("SELECT folder, states FROM packs").fetchall()
+            for _, blob in self._connect().execute("SELECT folder, states FROM packs"):
+                self._restore(blob, wanted, out)
         except sqlite3.DatabaseError as exc:
             self.problem = f"index unreadable ({exc}); rebuilt"
             self.close()
             self._conn = self._recreate()
-            return {}
+            out.clear()
         self.close()  # no connection is carried into the helper processes forked next
-        out: dict[str, RolloutReader] = {}
-        for _, blob in rows:
-            try:
-                states = marshal.loads(blob)
-                self._paths.update(states)
-                for path, state in states.items():
-                    if wanted is None or path in wanted:
-                        out[path] = RolloutReader.from_state(state)
-            except Exception:  # noqa: BLE001 - a bad row only costs a re-read of its files
-                self.problem = "some index rows did not load; those files were read again"
         return out
 
+    def _restore(self, blob: bytes, wanted: set[str] | None, out: dict[str, RolloutReader]) -> None:
+        try:
+            states = marshal.loads(blob)
+            self._paths.update(states)
+            for path, state in states.items():
+                if wanted is None or path in wanted:
+                    out[path] = RolloutReader.from_state(state)
+        except Exception:  # noqa: BLE001 - a bad row only costs a re-read of its files
+            self.problem = "some index rows did not load; those files were read again"
+
     def save(self, readers: Iterable[RolloutReader]) -> None:
-        by_folder: dict[str, dict[str, dict]] = {}
+        by_folder: dict[str, list[RolloutReader]] = {}
         for r in readers:
             if r.error is None:
-                by_folder.setdefault(os.path.dirname(r.path), {})[r.path] = r.export_state()
+                by_folder.setdefault(os.path.dirname(r.path), []).append(r)
         self._update(by_folder, {})
 
     def paths(self) -> set[str]:
@@ -140,13 +143,15 @@ class IndexCache:
         return set(self._paths)
 
     def forget(self, paths: Iterable[str]) -> None:
-        by_folder: dict[str, dict[str, dict]] = {}
+        by_folder: dict[str, set[str]] = {}
         for path in paths:
-            by_folder.setdefault(os.path.dirname(path), {})[path] = {}
+            by_folder.setdefault(os.path.dirname(path), set()).add(path)
         self._update({}, by_folder)
 
-    def _update(self, changed: dict[str, dict[str, dict]], gone: dict[str, dict[str, dict]]) -> None:
-        """Rewrite the rows of the folders concerned: states replaced or added, paths dropped."""
+    def _update(self, changed: dict[str, list[RolloutReader]], gone: dict[str, set[str]]) -> None:
+        """Rewrite the rows of the folders concerned: states replaced or added, paths dropped.
+        States are exported folder by folder: a whole history's at once would double its
+        memory."""
         folders = set(changed) | set(gone)
         if not folders:
             return
@@ -155,11 +160,11 @@ class IndexCache:
             conn.execute("BEGIN")
             for folder in folders:
                 states = self._pack(conn, folder)
-                states.update(changed.get(folder, {}))
-                for path in gone.get(folder, {}):
+                states.update((r.path, r.export_state()) for r in changed.get(folder, ()))
+                for path in gone.get(folder, ()):
                     states.pop(path, None)
-                self._paths.update(changed.get(folder, {}))
-                self._paths.difference_update(gone.get(folder, {}))
+                self._paths.update(r.path for r in changed.get(folder, ()))
+                self._paths.difference_update(gone.get(folder, ()))
                 conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?)", (folder, marshal.dumps(states)))
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
