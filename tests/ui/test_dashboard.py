@@ -13,6 +13,7 @@ from codexwatch.ui.screens.dashboard import DashboardScreen
 from codexwatch.ui.widgets.decision import DecisionPanel
 from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail
 from codexwatch.ui.widgets.header import VerdictBar
+from codexwatch.ui.widgets.models import ModelsTable
 
 from .helpers import NOW, hanging_transport, CodexWatchApp, config, failed_turn_lines, make_home, snapshot_ok, tui_session, wait_until
 
@@ -136,10 +137,18 @@ async def test_narrow_pane_keeps_verdict_action_and_last_failure(tmp_path):
         table = screen.query_one(FailuresTable)
         assert [str(c.label) for c in table.columns.values()] == ["time", "model", "class", "shape"]
         assert table.virtual_size.width <= table.scrollable_content_region.width
+        # so does the models table: the model, 24 h, 7 d and the bar, nothing off the side
+        await pilot.press("2")
+        await pilot.pause()
+        models = screen.query_one(ModelsTable)
+        assert [str(c.label) for c in models.columns.values()] == ["model", "24h", "7d", "rate"]
+        assert models.row_count >= 1
+        assert models.virtual_size.width <= models.scrollable_content_region.width
         await pilot.resize_terminal(120, 40)
         await pilot.pause()
         assert not screen.has_class("-compact")
         assert [str(c.label) for c in table.columns.values()][-1] == "message"
+        assert [str(c.label) for c in models.columns.values()][-1] == "lost, 7 d"
 
 
 async def test_help_and_command_palette(tmp_path):

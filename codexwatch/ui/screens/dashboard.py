@@ -131,7 +131,7 @@ class DashboardScreen(Screen):
         show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
         self.query_one(FailuresTable).show(view.failures, tz, now, self.compact)
         self._show_detail()
-        self.query_one(ModelsTable).show(view.models)
+        self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
         self.query_one(Heatmap).show(view.heatmap)
         self.query_one(StatusPanel).show(view.snapshot, now, tz, getattr(app, "status_enabled", True))
 
