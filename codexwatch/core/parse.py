@@ -111,12 +111,12 @@ def _number_before(raw: bytes, lo: int, end: int) -> int | None:
     return int(digits) if digits.isdigit() else None
 
 
+_DIGITS = re.compile(rb"\d+")
+
+
 def _leading_int(raw: bytes, at: int) -> int | None:
     match = _DIGITS.match(raw, at)
     return int(match.group(0)) if match else None
-
-
-_DIGITS = re.compile(rb"\d+")
 
 
 def decode_payload(raw: bytes) -> dict | None:
@@ -261,8 +261,11 @@ def _meta(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> t
     """A session's first line carries its base instructions (tens of KB): read the
     identity fields from the bytes; they precede the instructions."""
     found = _string_fields(buf, pos, end, _META_KEYS[:1] + _META_KEYS[2:])
-    # Newer versions write `id` only; looking for the other key would read all the instructions.
-    found["session_id"] = None if found["id"] else _string_fields(buf, pos, end, ("session_id",))["session_id"]
+    # Newer versions write `id` only: looking for the other key would read all the instructions.
+    if found["id"] is None:
+        found.update(_string_fields(buf, pos, end, ("session_id",)))
+    else:
+        found["session_id"] = None
     if found["id"] is None and found["session_id"] is None:
         rec = _decoded(META, ts, buf, pos, end, counts, oversized)
         return None if rec is None else (META, ts, _meta_fields(rec[2]))
@@ -438,10 +441,6 @@ _EXTRACT = {
 def can_skim(buf, end: int) -> bool:
     """Files with task boundaries (era C and later) can be skimmed; older ones cannot."""
     return buf.find(TASK_NEEDLE, 0, end) >= 0
-
-
-def _line_at(buf, hit: int, lo: int) -> tuple[int, int]:
-    return buf.rfind(b"\n", lo, hit) + 1 or lo, buf.find(b"\n", hit)
 
 
 def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple], int]:

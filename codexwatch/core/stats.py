@@ -126,11 +126,14 @@ def model_stats(turns: Iterable[Turn], now: float) -> dict:
         keys = [key for key in variants if key[0] == model]
         return _summary(sum(counts[k] for k in keys), [t for k in keys for t in failed.get(k, ())])
 
+    def of_variant(key: tuple, counts: Counter, failed: dict) -> dict:
+        return _summary(counts[key], failed.get(key, []))
+
     return {
         "models": [{"model": m, **{name: of_model(m, *w) for name, w in windows.items()}}
                    for m in models],
         "variants": [{"model": m, "effort": e, "fast": f,
-                      **{name: _summary(c[(m, e, f)], fl.get((m, e, f), [])) for name, (c, fl) in windows.items()}}
+                      **{name: of_variant((m, e, f), *w) for name, w in windows.items()}}
                      for m, e, f in variants],
     }
 
