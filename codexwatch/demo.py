@@ -17,12 +17,14 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
 import orjson
+
+from codexwatch.core.times import iso_utc
 
 DATA = "data/demo"
 
@@ -47,11 +49,6 @@ MODELS = ("gpt-6-sol", "gpt-6-terra", "gpt-6-luna")
 # --- re-timing (pure) -----------------------------------------------------------------
 
 
-def _iso(ts: float) -> str:
-    text = datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
-    return text.replace("+00:00", "Z")
-
-
 def _parse_iso(text: str) -> float | None:
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
@@ -66,7 +63,7 @@ def _shift(value: Any, shift: float, models: dict[str, str], key: str | None = N
         return [_shift(v, shift, models) for v in value]
     if key == "timestamp" and isinstance(value, str):
         ts = _parse_iso(value)
-        return _iso(ts + shift) if ts is not None else value
+        return iso_utc(ts + shift) if ts is not None else value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if key in EPOCH_S_KEYS or (key == "timestamp" and 1e9 < value < 1e11):
             return type(value)(value + shift) if isinstance(value, int) else value + shift

@@ -20,7 +20,8 @@ from codexwatch.commands.common import HomeUnreadable, fail, load
 from codexwatch.config import ConfigError
 from codexwatch.core.advice import Advice, advise
 from codexwatch.core.models import StatusSnapshot, Turn
-from codexwatch.core.stats import current_episode, episode_json, iso
+from codexwatch.core.stats import current_episode, episode_json
+from codexwatch.core.times import iso_utc
 
 NOT_CHECKED = "not checked: --no-status"
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # log text must not drive the terminal
@@ -69,12 +70,12 @@ def advice_json(adv: Advice, now: float) -> dict:
                        for c in adv.candidates],
         "confidence": adv.confidence,
         "commands": adv.commands,
-        "backoff": None if b is None else {"next_retry_at": iso(b.next_retry_at), "step": b.step,
+        "backoff": None if b is None else {"next_retry_at": iso_utc(b.next_retry_at), "step": b.step,
                                            "wait_s": b.wait_s},
         "status": adv.status,
         "error_class": adv.error_class,
         "episode": episode_json(adv.episode) if adv.episode is not None else None,
-        "at": iso(now),
+        "at": iso_utc(now),
     }
 
 

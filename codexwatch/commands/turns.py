@@ -9,7 +9,7 @@ import orjson
 
 from codexwatch.commands.common import HomeUnreadable, fail, load, table
 from codexwatch.core.models import TURN_JSON_KEYS, Turn
-from codexwatch.core.stats import iso
+from codexwatch.core.times import iso_utc
 
 _TIME_KEYS = ("started_at", "ended_at")
 
@@ -17,7 +17,7 @@ _TIME_KEYS = ("started_at", "ended_at")
 def turn_json(turn: Turn) -> dict:
     out = {key: getattr(turn, key) for key in TURN_JSON_KEYS}
     for key in _TIME_KEYS:
-        out[key] = iso(out[key])
+        out[key] = iso_utc(out[key])
     return out
 
 

@@ -9,17 +9,11 @@ from operator import attrgetter
 from typing import Iterable
 
 from codexwatch.core.models import ERROR_CLASSES, Episode, FileHealth, Turn
+from codexwatch.core.times import iso_utc
 
 EPISODE_GAP = 30 * 60  # a pause this long between failures starts a new episode
 CURRENT_WINDOW = 2 * 3600  # an ongoing episode this recent is the user's trouble "now"
 WINDOWS = {"1h": 3600, "24h": 86400, "7d": 7 * 86400, "all": None}
-
-
-def iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    text = datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
-    return text.replace("+00:00", "Z")
 
 
 class _Finished(list):
@@ -234,8 +228,8 @@ def _health_row(files: list[FileHealth]) -> dict:
 def episode_json(ep: Episode) -> dict:
     return {
         "id": ep.id,
-        "first": iso(ep.first),
-        "last": iso(ep.last),
+        "first": iso_utc(ep.first),
+        "last": iso_utc(ep.last),
         "failures": len(ep.failures),
         "classes": ep.classes,
         "models": ep.models,
@@ -256,7 +250,7 @@ def compute_stats(
     eps = episodes(finished)
     current = current_of(eps, now)
     return {
-        "generated_at": iso(now),
+        "generated_at": iso_utc(now),
         "turns": len(turns),
         "outcomes": dict(outcomes),
         **model_stats(finished, now),

@@ -23,6 +23,7 @@ from codexwatch.core.models import (
     Overall,
     StatusSnapshot,
 )
+from codexwatch.core.times import iso_utc
 
 DEFAULT_PAGE_URL = "https://status.openai.com"
 PROXY_SUMMARY_PATH = "/proxy/status.openai.com"
@@ -133,11 +134,8 @@ def parse_time(value: Any) -> float | None:
     return moment.timestamp()
 
 
-def iso_utc(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    moment = datetime.fromtimestamp(ts, timezone.utc)
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+def _iso(ts: float | None) -> str | None:
+    return iso_utc(ts, "seconds")  # the status page's times are to the second
 
 
 def loads_json(body: bytes) -> Any:
@@ -563,11 +561,11 @@ def describe_age(snapshot: StatusSnapshot | None, now: float, tz: tzinfo | None 
 def _incident_json(i: Incident) -> dict:
     return {
         "id": i.id, "name": i.name, "status": i.status, "impact": i.impact,
-        "started_at": iso_utc(i.started_at), "updated_at": iso_utc(i.updated_at),
-        "resolved_at": iso_utc(i.resolved_at), "published_at": iso_utc(i.published_at),
+        "started_at": _iso(i.started_at), "updated_at": _iso(i.updated_at),
+        "resolved_at": _iso(i.resolved_at), "published_at": _iso(i.published_at),
         "ongoing": i.ongoing, "codex": i.codex, "codex_match": i.codex_match, "kind": i.kind,
         "url": i.url,
-        "updates": [{"at": iso_utc(u.at), "status": u.status, "body": u.body} for u in i.updates],
+        "updates": [{"at": _iso(u.at), "status": u.status, "body": u.body} for u in i.updates],
     }
 
 
@@ -577,8 +575,8 @@ def snapshot_to_json(snapshot: StatusSnapshot) -> dict:
         "ok": snapshot.ok,
         "error": snapshot.error,
         "source": snapshot.source,
-        "fetched_at": iso_utc(snapshot.fetched_at),
-        "last_attempt_at": iso_utc(snapshot.last_attempt_at),
+        "fetched_at": _iso(snapshot.fetched_at),
+        "last_attempt_at": _iso(snapshot.last_attempt_at),
         "stale": snapshot.stale,
         "fallback": snapshot.fallback,
         "history_error": snapshot.history_error,

@@ -14,6 +14,7 @@ from hypothesis import strategies as hs
 
 from codexwatch.core import status as st
 from codexwatch.core.models import Component, Incident, IncidentUpdate, Overall, StatusSnapshot
+from codexwatch.core.times import iso_utc
 from tests.conftest import FIXTURES, shared_or_skip
 
 OWN = FIXTURES / "status"
@@ -22,6 +23,10 @@ CLI, API, WEB, VSC, DESK = (
     "01KMKFAMWKNQ84Z1766MV08ZDE", "01KMP3KP5MGE23B80K1EK4S8PV", "01JVCV8YSWZFRSM1G5CVP253SK",
     "01KMP3KP5M8X0EBTVW6KN327EE", "01KMKFAMWKQ81YWSE1Z18R6VHR",
 )
+
+
+def iso_s(ts):
+    return iso_utc(ts, "seconds")
 
 
 def load(name: str):
@@ -66,7 +71,7 @@ def test_unknown_outranks_operational_and_maintenance_so_it_never_hides():
     ("2026-07-09T19:25:56", "2026-07-09T19:25:56Z"),
 ])
 def test_times_of_every_shape_seen_parse_to_utc(text, want):
-    assert st.iso_utc(st.parse_time(text)) == want
+    assert iso_s(st.parse_time(text)) == want
 
 
 @pytest.mark.parametrize("junk", [None, "", "yesterday", 12, "2026-13-01T00:00:00Z"])
@@ -77,7 +82,7 @@ def test_unusable_times_are_none(junk):
 @given(hs.floats(min_value=0, max_value=4e9, allow_nan=False))
 @settings(max_examples=50)
 def test_iso_round_trip_to_the_second(ts):
-    back = st.parse_time(st.iso_utc(ts))
+    back = st.parse_time(iso_s(ts))
     assert back == int(back) and ts - 1 < back <= ts + 1e-6  # whole seconds, never later
 
 
@@ -119,9 +124,9 @@ def test_ongoing_incident_fields(summary):
     assert inc.codex and inc.codex_match == "component" and inc.ongoing
     assert inc.status == "identified"  # the update word "fixing" is not an incident status; kept raw
     assert inc.impact == "critical"  # worst impact: full outage
-    assert st.iso_utc(inc.started_at) == "2026-11-20T11:05:00Z"  # impact began before the post
-    assert st.iso_utc(inc.published_at) == "2026-11-20T11:20:00Z"
-    assert st.iso_utc(inc.updated_at) == "2026-11-20T11:50:00Z"
+    assert iso_s(inc.started_at) == "2026-11-20T11:05:00Z"  # impact began before the post
+    assert iso_s(inc.published_at) == "2026-11-20T11:20:00Z"
+    assert iso_s(inc.updated_at) == "2026-11-20T11:50:00Z"
     assert inc.resolved_at is None
     assert inc.url == "https://status.openai.com/incidents/01TESTONGOING0000000000001"
     assert [u.status for u in inc.updates] == ["identified", "investigating"]  # newest first, "fixing" mapped
@@ -218,11 +223,11 @@ def test_history_skips_malformed_items_and_derives_resolution(history):
     by_id = {i.id: i for i in history}
     assert len(history) == 7  # two malformed items dropped
     latency = by_id["01TESTRESOLVED000000000001"]
-    assert st.iso_utc(latency.resolved_at) == "2026-11-18T09:31:00Z"  # the resolving update
-    assert st.iso_utc(latency.started_at) == "2026-11-18T07:55:00Z"
+    assert iso_s(latency.resolved_at) == "2026-11-18T09:31:00Z"  # the resolving update
+    assert iso_s(latency.started_at) == "2026-11-18T07:55:00Z"
     assert not latency.ongoing
     login = by_id["01TESTRESOLVED000000000002"]  # no resolving update: end of the impact window
-    assert st.iso_utc(login.resolved_at) == "2026-11-16T21:00:00Z"
+    assert iso_s(login.resolved_at) == "2026-11-16T21:00:00Z"
     assert login.codex_match == "title"
     maint = by_id["01TESTMAINTDONE00000000001"]
     assert maint.status == "completed" and maint.kind == "maintenance" and not maint.ongoing
@@ -271,7 +276,7 @@ def test_compat_incidents_match_by_title_only():
     assert codex.updates[0].body == "A fix has been applied." and codex.updates[1].body == ""
     assert codex.url == "https://status.openai.com/incidents/01TESTCOMPAT00000000000001"
     post = by_id["01TESTCOMPAT00000000000002"]
-    assert not post.ongoing and st.iso_utc(post.resolved_at) == "2026-11-19T08:00:00Z"
+    assert not post.ongoing and iso_s(post.resolved_at) == "2026-11-19T08:00:00Z"
     assert not by_id["01TESTCOMPAT00000000000003"].codex
     assert not by_id["01TESTCOMPAT00000000000004"].codex  # "Codecs" is not Codex
 
@@ -306,13 +311,13 @@ def test_real_proxy_incidents_capture():
     by_name = {i.name: i for i in incidents}
     auth = by_name["Elevated Codex API authentication errors"]
     assert auth.codex_match == "component" and not auth.ongoing
-    assert st.iso_utc(auth.resolved_at) == "2026-08-20T17:15:51Z"  # no resolving update: impact end
+    assert iso_s(auth.resolved_at) == "2026-08-20T17:15:51Z"  # no resolving update: impact end
     access = by_name["Some users are unable to access Codex"]
     assert access.codex and access.impact == "minor"
     logout = by_name["Unexpected logouts for some ChatGPT web users"]
     assert not logout.codex
-    assert st.iso_utc(logout.started_at) == "2026-08-21T17:57:00Z"  # backdated impact
-    assert st.iso_utc(logout.published_at) == "2026-08-21T19:48:34Z"
+    assert iso_s(logout.started_at) == "2026-08-21T17:57:00Z"  # backdated impact
+    assert iso_s(logout.published_at) == "2026-08-21T19:48:34Z"
     assert by_name["Elevated Errors for Sora API"].impact == "critical"  # full_outage
 
 
