@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -114,6 +115,12 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _name(value: Any) -> str | None:
+    """A model or effort name: one of a few, repeated on every turn of a long history; kept
+    once (interned) instead of once per turn."""
+    return sys.intern(value) if isinstance(value, str) and len(value) <= 64 else _str(value)
+
+
 class TurnAssembler:
     """Fed the records of one file in order; knows its turns at any moment."""
 
@@ -201,15 +208,15 @@ class TurnAssembler:
             self.session_id = _str(obj.get("id"))
 
     def _on_turn_context(self, ts, p: dict) -> None:
-        self._model = _str(p.get("model")) or self._model
-        self._effort = _str(p.get("effort"))
+        self._model = _name(p.get("model")) or self._model
+        self._effort = _name(p.get("effort"))
         if self.open is not None:
             self.open.model = self._model
             self.open.effort = self._effort
 
     def _on_settings(self, ts, p: dict) -> None:
         self._fast = True if p.get("service_tier") == "priority" else None
-        self._model = self._model or _str(p.get("model"))
+        self._model = self._model or _name(p.get("model"))
         if self.open is not None:
             self.open.fast = self._fast
 
