@@ -111,6 +111,15 @@ def _usage_of(info: dict) -> tuple[int | None, int | None, int | None]:
     )
 
 
+def _limits_part(raw: bytes) -> bytes:
+    """What a usage limit's reset time is read from, of the last token_count line: its rate
+    limits, as a line of their own (a third of it; kept per file, in the index too)."""
+    at = raw.rfind(b',"rate_limits":')
+    if at > 0 and raw.endswith(b"}}"):
+        return b'{"payload":{' + raw[at + 1:]
+    return raw
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -156,6 +165,8 @@ class TurnAssembler:
         state = {k: v for k, v in vars(self).items() if k not in ("done", "open", "_last_parsed")}
         state["done"] = [turn_to_row(t) for t in self.done]
         state["open"] = turn_to_row(self.open) if self.open is not None else None
+        if self._limits_raw is not None:
+            state["_limits_raw"] = _limits_part(self._limits_raw)
         return state
 
     @classmethod

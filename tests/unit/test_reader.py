@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import time
 from pathlib import Path
@@ -240,3 +241,39 @@ def test_whole_file_buffer_is_reused_across_files(tmp_path):
         reader.read_new(buffer, skim=True)
         assert reader.turns(NOW)
     assert len(buffer._buf) >= max(p.stat().st_size for p in EXEC_171[:3])
+
+
+def test_usage_limit_reset_time_survives_a_restart(tmp_path):
+    # The reset time of a usage limit comes from the last token_count line before it; when
+    # that line was read in an earlier run, it comes out of the saved state (which keeps only
+    # the line's rate limits).
+    ts = "2026-11-29T08:00:0{}.000Z"
+    limits = ('{"limit_id":"codex","primary":{"used_percent":100.0,"window_minutes":300,'
+              '"resets_at":1795950000},"secondary":null,"credits":null}')
+    usage = '{"input_tokens":10,"output_tokens":2,"total_tokens":12}'
+    lines = [
+        f'{{"timestamp":"{ts.format(0)}","type":"session_meta","payload":{{"id":"s1","cli_version":"0.171.0"}}}}',
+        f'{{"timestamp":"{ts.format(1)}","type":"event_msg","payload":{{"type":"task_started","turn_id":"t1"}}}}',
+        f'{{"timestamp":"{ts.format(2)}","type":"event_msg","payload":{{"type":"token_count","info":'
+        f'{{"total_token_usage":{usage},"last_token_usage":{usage},"model_context_window":1000}},'
+        f'"rate_limits":{limits}}}}}',
+        f'{{"timestamp":"{ts.format(3)}","type":"event_msg","payload":{{"type":"task_complete","turn_id":"t1",'
+        '"last_agent_message":"done"}}',
+        f'{{"timestamp":"{ts.format(4)}","type":"event_msg","payload":{{"type":"task_started","turn_id":"t2"}}}}',
+        f'{{"timestamp":"{ts.format(5)}","type":"event_msg","payload":{{"type":"task_complete","turn_id":"t2",'
+        '"last_agent_message":null,"error":{"message":"You\'ve hit your usage limit.",'
+        '"codex_error_info":"usage_limit_exceeded"}}}',
+    ]
+    path = tmp_path / "limits.jsonl"
+    path.write_text("\n".join(lines[:4]) + "\n")
+    first = RolloutReader(str(path))
+    first.read_new()
+    restored = RolloutReader.from_state(marshal.loads(marshal.dumps(first.export_state())))
+    with open(path, "a") as out:
+        out.write("\n".join(lines[4:]) + "\n")
+    restored.read_new()
+    whole = RolloutReader(str(path))
+    whole.read_new()
+    failed = [t for t in restored.turns(NOW) if t.outcome == "failed"]
+    assert [t.rate_limit_resets_at for t in failed] == [1795950000.0]
+    assert fingerprint(restored.turns(NOW)) == fingerprint(whole.turns(NOW))
