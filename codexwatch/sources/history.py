@@ -122,6 +122,9 @@ class History:
                 jobs.append(ReadJob(f.path, skim and f.mtime < now - HOT_SECONDS, f.size))
         self._read_new_files(jobs, workers, progress)
         self.refresh(grown)
+        # Grown or only touched (a new mtime, nothing appended): either way the index learns
+        # the file as it is now, or every later start would look at it again.
+        self._dirty.update(grown)
         self._dirty.update(job.path for job in jobs)
         if self.index is not None:
             self.save_index()

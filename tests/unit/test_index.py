@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import time
@@ -116,3 +117,43 @@ def test_default_cache_dir_is_what_platformdirs_says(monkeypatch, xdg):
     else:
         monkeypatch.setenv("XDG_CACHE_HOME", xdg)
     assert default_cache_dir() == Path(platformdirs.user_cache_dir("codexwatch", appauthor=False))
+
+
+def test_a_windowed_start_keeps_the_other_folders_and_forgets_vanished_files(tmp_path, monkeypatch):
+    # The index holds a row per date folder. A 7-day start sees only the recent folder; it
+    # must rewrite that row alone and leave the old folder's files for the next full start.
+    home, cache = tmp_path / "codex", tmp_path / "cache"
+    recent, old = home / "sessions" / "2026" / "11" / "29", home / "sessions" / "2026" / "10" / "20"
+    shutil.copytree(REAL_CLI / "tui-0.171.0" / "sessions" / "2026" / "11" / "29", recent)
+    shutil.copytree(REAL_CLI / "exec-0.120.0" / "sessions" / "2026" / "11" / "29", old)
+    for path in old.iterdir():
+        os.utime(path, (NOW - 40 * 86400, NOW - 40 * 86400))
+    session = next(recent.glob("rollout-*.jsonl"))
+    lines = session.read_bytes().splitlines(keepends=True)
+    session.write_bytes(b"".join(lines[:-1]))  # its last turn has not ended yet
+    everything = load_history(home, None, NOW, cache_dir=cache)
+    assert {t.file for t in everything.turns} >= {str(p) for p in old.iterdir()}
+
+    with open(session, "ab") as out:
+        out.write(lines[-1])
+    resumed, *others = sorted(old.iterdir())  # an old session resumed today: in the window
+    os.utime(resumed, (NOW - 60, NOW - 60))
+    week = load_history(home, 7 * 86400, NOW, cache_dir=cache)
+    assert {t.file for t in week.turns if t.file.startswith(str(old))} == {str(resumed)}
+
+    reads = []
+    from codexwatch.sources import reader
+
+    original = reader.RolloutReader._read_fd
+    monkeypatch.setattr(reader.RolloutReader, "_read_fd",
+                        lambda self, *a: reads.append(self.path) or original(self, *a))
+    again = load_history(home, None, NOW, cache_dir=cache)
+    # The 7-day start rewrote both folders' rows with the files it saw, keeping the others.
+    assert reads == [] and others
+    assert [t.outcome for t in again.turns if t.file == str(session)][-1] == "ok"
+    assert fingerprint(again) == fingerprint(load_history(home, None, NOW, use_cache=False))
+
+    gone = others[0]
+    gone.unlink()
+    after = load_history(home, None, NOW, cache_dir=cache)
+    assert str(gone) not in after.index.paths() and not any(t.file == str(gone) for t in after.turns)
