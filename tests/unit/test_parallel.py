@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from codexwatch.sources import parallel
 from codexwatch.sources.history import find_rollouts
 from codexwatch.sources.reader import ReadJob
@@ -24,12 +26,13 @@ def turns_of(readers: dict) -> list:
             for p in sorted(readers)]
 
 
-def test_helpers_and_one_process_read_the_same(monkeypatch):
+@pytest.mark.parametrize("workers", [2, 3])
+def test_helpers_and_one_process_read_the_same(monkeypatch, workers):
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)  # a batch per file: every path is taken
     alone = {r.path: r for r in parallel._read_batch(jobs())}
     together: dict = {}
     seen = []
-    parallel.read_all(jobs(), 2, together, lambda done, total: seen.append((done, total)))
+    parallel.read_all(jobs(), workers, together, lambda done, total: seen.append((done, total)))
     assert turns_of(together) == turns_of(alone)
     assert seen[-1] == (len(jobs()), len(jobs()))
 
