@@ -27,49 +27,63 @@ STATUS_GLYPH = {"ok": "●", "warn": "▲", "bad": "✖", "unknown": "?", "off":
 
 
 def header_content(view: HeaderView, width: int) -> Content:
-    """The header, dropping the least important parts until it fits `width`."""
-    for level in range(6):
-        content = _header(view, width, level)
+    """The header in `width` cells. The verdict and the status page always show; loading
+    progress and a parser share below 99 % too, the status text shortened to make room if
+    it must be; then, while they fit whole, a healthy parser share, running sessions, the
+    verdict's reason, the parser's note. Words stay words: a narrow pane drops a part
+    rather than abbreviating it."""
+    verdict = [(f" {fmt.VERDICT_GLYPHS.get(view.verdict, '?')} {view.verdict.upper()} ",
+                VERDICT_STYLE.get(view.verdict, "bold"))]
+    optional = _optional_parts(view)
+    parser_matters = view.parser_share is not None and view.parser_share < 0.99
+    chosen = {name for name, _ in optional if name == "loading" or (name == "parser" and parser_matters)}
+    while True:
+        content = _assemble(view, verdict, optional, chosen, None)
         if content.cell_length <= width:
-            return content
-    return content
+            break
+        spare = len(view.status_text) - (content.cell_length - width)
+        if spare >= 16 or not chosen:  # shortened, the status still says what it is
+            return _assemble(view, verdict, optional, chosen, max(8, spare))
+        chosen.discard("parser" if "parser" in chosen else "loading")
+    for name, _ in optional:
+        if name not in chosen and _assemble(view, verdict, optional, chosen | {name}, None).cell_length <= width:
+            chosen.add(name)
+    return _assemble(view, verdict, optional, chosen, None)
 
 
-def _header(view: HeaderView, width: int, level: int) -> Content:
-    parts: list = []
-    glyph = fmt.VERDICT_GLYPHS.get(view.verdict, "?")
-    parts.append((f" {glyph} {view.verdict.upper()} ", VERDICT_STYLE.get(view.verdict, "bold")))
-    narrow = width < 90 or level >= 2
-    if not narrow and level == 0:
-        parts.append((fmt.one_line(view.verdict_reason, 60), "$text-muted"))
-        parts.append("  │ ")
+def _optional_parts(view: HeaderView) -> list[tuple[str, list]]:
+    parts: list[tuple[str, list]] = []
+    if not view.loading.finished:
+        done = f"loading {view.loading.done}/{view.loading.total}" if view.loading.fraction is not None else "loading…"
+        parts.append(("loading", [(f" │ {done}", "$accent")]))
+    if view.parser_share is None:
+        parts.append(("parser", [" │ ", ("parser —", "$text-muted")]))
     else:
-        parts.append("│ ")
-    st = view.status_level
-    status_text = view.status_text if level < 3 else fmt.one_line(view.status_text, 20)
-    parts.append((f"{STATUS_GLYPH.get(st, '?')} {status_text}", STATUS_STYLE.get(st, "")))
-    if view.status_age:
-        parts.append((f" ({view.status_age})", "$text-muted"))
-    if level < 5:
-        parts.append(" │ ")
-        parts.append(f"{view.running} running" if not narrow else f"▶{view.running}")
-    if level >= 4:
-        pass
-    elif view.parser_share is None:
-        parts.append(" │ ")
-        parts.append(("parser —", "$text-muted"))
-    else:
-        parts.append(" │ ")
         share = view.parser_share
         style = "$success" if share >= 0.99 else ("$warning" if share >= 0.9 else "bold $error")
-        label = "parser" if not narrow else "p"
-        parts.append((f"{label} {share * 100:.0f}%", style))
-        if view.parser_note and not narrow and level == 0:
-            parts.append((f" {fmt.one_line(view.parser_note, 50)}", "$text-muted"))
-    if not view.loading.finished:
-        frac = view.loading.fraction
-        text = f"loading {view.loading.done}/{view.loading.total}" if frac is not None else "loading…"
-        parts.append((f" │ {text}", "$accent"))
+        parts.append(("parser", [" │ ", (f"parser {share * 100:.0f}%", style)]))
+    parts.append(("running", [" │ ", f"{view.running} running"]))
+    if view.verdict_reason:
+        parts.append(("reason", [(fmt.one_line(view.verdict_reason, 60), "$text-muted"), "  "]))
+    if view.parser_note and view.parser_share is not None:
+        parts.append(("note", [(f" {fmt.one_line(view.parser_note, 50)}", "$text-muted")]))
+    return parts
+
+
+def _assemble(view: HeaderView, verdict: list, optional: list, chosen: set[str],
+              status_width: int | None) -> Content:
+    named = dict(optional)
+    st = view.status_level
+    text = view.status_text if status_width is None else fmt.one_line(view.status_text, status_width)
+    parts: list = list(verdict)
+    if "reason" in chosen:
+        parts += named["reason"]
+    parts += ["│ ", (f"{STATUS_GLYPH.get(st, '?')} {text}", STATUS_STYLE.get(st, ""))]
+    if view.status_age:
+        parts.append((f" ({view.status_age})", "$text-muted"))
+    for name in ("running", "parser", "note", "loading"):
+        if name in chosen:
+            parts += named[name]
     return Content.assemble(*parts)
 
 
