@@ -221,3 +221,20 @@ async def test_a_history_that_cannot_be_read_is_not_shown_as_ok(tmp_path, monkey
         assert await wait_until(pilot, lambda: app.loading.finished and "LOADING" not in text_of(bar))
         header = text_of(bar)
         assert "UNKNOWN" in header and " OK " not in header
+
+
+def test_header_keeps_words_in_a_narrow_pane():
+    from codexwatch.ui.view import HeaderView, Loading
+    from codexwatch.ui.widgets.header import header_content
+
+    incident = "Codex incident: Elevated error rates for Codex"
+    healthy = HeaderView("degraded", "", incident, "bad", "42 s ago", 0, 1.0, "")
+    assert header_content(healthy, 120).plain.endswith("│ 0 running │ parser 100%")
+    narrow = header_content(healthy, 60).plain
+    assert len(narrow) <= 60 and "DEGRADED" in narrow and "Codex incident: Elevated" in narrow
+    assert "▶" not in narrow and "p 100%" not in narrow
+    sick = HeaderView("degraded", "", incident, "bad", "42 s ago", 0, 0.93, "2 unknown types")
+    assert header_content(sick, 60).plain.endswith("│ parser 93%")  # trouble shows, always
+    loading = HeaderView("loading", "", "status unknown", "unknown", "", 0, None, "",
+                         Loading(finished=False, done=10, total=400))
+    assert "loading 10/400" in header_content(loading, 60).plain
