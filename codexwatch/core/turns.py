@@ -124,10 +124,10 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _name(value: Any) -> str | None:
-    """A model or effort name: one of a few, repeated on every turn of a long history; kept
-    once (interned) instead of once per turn."""
-    return sys.intern(value) if isinstance(value, str) and len(value) <= 64 else _str(value)
+def _name(value: Any, longest: int = 64) -> str | None:
+    """A name repeated across a long history (a model, an effort, a version, a folder): one
+    of a few, kept once (interned) instead of once per turn or file."""
+    return sys.intern(value) if isinstance(value, str) and len(value) <= longest else _str(value)
 
 
 class TurnAssembler:
@@ -205,10 +205,10 @@ class TurnAssembler:
         if self.session_id is not None:
             return  # a fork replays its parent's meta: the first one is the file's identity
         self.session_id = _str(p.get("id")) or _str(p.get("session_id"))
-        self.cli_version = _str(p.get("cli_version"))
-        self.originator = _str(p.get("originator"))
-        self.provider = _str(p.get("model_provider"))
-        self.cwd = _str(p.get("cwd"))
+        self.cli_version = _name(p.get("cli_version"))
+        self.originator = _name(p.get("originator"))
+        self.provider = _name(p.get("model_provider"))
+        self.cwd = _name(p.get("cwd"), 512)
         version = version_tuple(self.cli_version)
         if version is not None and version >= ERA_C_FROM:
             self._task_mode = True
