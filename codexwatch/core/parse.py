@@ -205,18 +205,18 @@ def _decoded(
 # from the bytes. The first occurrence of each key is the top-level one: it precedes every
 # nested object that could hold the same key.
 _META_KEYS = ("id", "session_id", "cli_version", "originator", "model_provider", "cwd")
-_KEYS = {name: b'"' + name.encode() + b'":' for name in
-         ("model", "effort", "reasoning_effort", "service_tier") + _META_KEYS}
+_KEYS = {name: b'"' + name.encode() + b'":' for name in ("model", "service_tier") + _META_KEYS}
 _STRING_VALUE = re.compile(rb'"(?:[^"\\]|\\.)*"|null')
 
 
 def _string_fields(buf, pos: int, end: int, names: tuple[str, ...]) -> dict:
-    found = {}
-    for name in names:
-        key = _KEYS[name]
-        at = buf.find(key, pos, end)  # a plain substring search is several times faster
-        found[name] = _string_value(buf, at + len(key), end) if at >= 0 else None
-    return found
+    return {name: _string_field(buf, pos, end, name) for name in names}
+
+
+def _string_field(buf, pos: int, end: int, name: str) -> str | None:
+    key = _KEYS[name]
+    at = buf.find(key, pos, end)  # a plain substring search is several times faster
+    return _string_value(buf, at + len(key), end) if at >= 0 else None
 
 
 def _string_value(buf, at: int, end: int) -> str | None:
@@ -229,8 +229,7 @@ def _string_value(buf, at: int, end: int) -> str | None:
 
 
 def _turn_context(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> tuple | None:
-    at = buf.find(_KEYS["model"], pos, end)
-    model = _string_value(buf, at + len(_KEYS["model"]), end) if at >= 0 else None
+    model = _string_field(buf, pos, end, "model")
     if model is None:  # not the usual layout: read it properly
         rec = _decoded(TURN_CONTEXT, ts, buf, pos, end, counts, oversized)
         return None if rec is None else (TURN_CONTEXT, ts, _context_fields(rec[2]))
@@ -262,10 +261,7 @@ def _meta(ts, buf, pos: int, end: int, counts: LineCounts, oversized: bool) -> t
     identity fields from the bytes; they precede the instructions."""
     found = _string_fields(buf, pos, end, _META_KEYS[:1] + _META_KEYS[2:])
     # Newer versions write `id` only: looking for the other key would read all the instructions.
-    if found["id"] is None:
-        found.update(_string_fields(buf, pos, end, ("session_id",)))
-    else:
-        found["session_id"] = None
+    found["session_id"] = _string_field(buf, pos, end, "session_id") if found["id"] is None else None
     if found["id"] is None and found["session_id"] is None:
         rec = _decoded(META, ts, buf, pos, end, counts, oversized)
         return None if rec is None else (META, ts, _meta_fields(rec[2]))
@@ -423,19 +419,11 @@ def _tool_calls(buf, lo: int, hi: int) -> int:
     return calls
 
 
-_EXPECTED = {
-    TURN_CONTEXT: (b"turn_context", None),
-    SETTINGS: (b"event_msg", b"thread_settings_applied"),
-    TOKEN_COUNT: (b"event_msg", b"token_count"),
-    ERROR: (b"event_msg", b"error"),
-    TURN_ABORTED: (b"event_msg", b"turn_aborted"),
-}
-_EXTRACT = {
-    TURN_CONTEXT: _turn_context,
-    SETTINGS: _settings,
-    ERROR: lambda *args: _decoded(ERROR, *args),
-    TURN_ABORTED: lambda *args: _decoded(TURN_ABORTED, *args),
-}
+# What each line kind's header says (outer type, payload type), for the lines skimming
+# looks up by needle; and how those that are not simply decoded read their fields.
+_EXPECTED = {kind: (b"event_msg", name.encode()) for name, kind in _EVENTS_DECODED.items()}
+_EXPECTED[TURN_CONTEXT] = (b"turn_context", None)
+_EXTRACT = {TURN_CONTEXT: _turn_context, SETTINGS: _settings}
 
 
 def can_skim(buf, end: int) -> bool:
@@ -490,8 +478,10 @@ class _Skimmer:
             ts = match.group(1)
             if kind == TOKEN_COUNT:
                 rec = None if oversized else (TOKEN_COUNT, ts, bytes(buf[start:end]))
-            else:
+            elif kind in _EXTRACT:
                 rec = _EXTRACT[kind](ts, buf, start, end, self.counts, oversized)
+            else:
+                rec = _decoded(kind, ts, buf, start, end, self.counts, oversized)
         else:
             rec = parse_line(buf, start, end, self.counts, oversized)
         if rec is not None and rec[0] == kind:
