@@ -140,7 +140,8 @@ def hour_of_week(turns: Iterable[Turn], tz: tzinfo | None = None) -> dict:
     # Counted per quarter hour (every zone's offset is a whole number of them), then each
     # quarter placed once: far fewer quarters than turns in a long history.
     turns_per_quarter = Counter([int(at // 900) for at in finished.ats])
-    fails_per_quarter = Counter([int(t.at // 900) for t in finished if t.outcome == "failed"])
+    fails_per_quarter = Counter([int(at // 900) for t, at in zip(finished, finished.ats)
+                                 if t.outcome == "failed"])
     slot = _LocalSlots(tz)
     for grid, per_quarter in ((turns_grid, turns_per_quarter), (fail_grid, fails_per_quarter)):
         for quarter, n in per_quarter.items():
