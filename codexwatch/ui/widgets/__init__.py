@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from textual.content import Content
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 
 
 def show_content(static: Static, content) -> None:
@@ -20,3 +22,12 @@ def show_content(static: Static, content) -> None:
         return
     static._shown_key = key
     static.update(content)
+
+
+def clear_table(table: DataTable, relayout: bool, add_columns: Callable[[], None]) -> None:
+    """Empty a table for new rows; when its layout changed (a narrow pane), its columns too."""
+    if relayout:
+        table.clear(columns=True)
+        add_columns()
+    else:
+        table.clear()

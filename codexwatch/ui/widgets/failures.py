@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 
 from codexwatch.core.models import Incident, Turn
 from codexwatch.ui import fmt
-from codexwatch.ui.widgets import show_content
+from codexwatch.ui.widgets import clear_table, show_content
 
 MAX_ROWS = 500
 
@@ -62,12 +62,8 @@ class FailuresTable(DataTable):
         self._tz = tz
         row = self.cursor_row
         selected = self._keys[row] if self._keys and 0 < row < len(self._keys) else None
-        if compact != self._compact:
-            self._compact = compact
-            self.clear(columns=True)
-            self._add_columns()
-        else:
-            self.clear()
+        relayout, self._compact = compact != self._compact, compact
+        clear_table(self, relayout, self._add_columns)
         for turn, key in zip(newest, keys):
             self.add_row(*self._cells(turn, tz, now, compact), key=key)
         self._keys = keys

@@ -8,6 +8,7 @@ from textual.widgets import DataTable
 
 from codexwatch.ui import fmt
 from codexwatch.ui.view import ModelRow
+from codexwatch.ui.widgets import clear_table
 
 WINDOWS = ("1h", "24h", "7d")
 
@@ -42,12 +43,8 @@ class ModelsTable(DataTable):
         if rows == self._rows and narrow == self._narrow:
             return
         self._rows = rows
-        if narrow != self._narrow:
-            self._narrow = narrow
-            self.clear(columns=True)
-            self._add_columns()
-        else:
-            self.clear()
+        relayout, self._narrow = narrow != self._narrow, narrow
+        clear_table(self, relayout, self._add_columns)
         columns = self.NARROW_COLUMNS if narrow else self.COLUMNS
         for i, row in enumerate(rows):
             cells = self._cells(row, narrow)
