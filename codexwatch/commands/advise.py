@@ -50,9 +50,10 @@ def status_snapshot(settings, now: float) -> StatusSnapshot:
         raise ConfigError(str(exc)) from None
 
 
-def turns_until(settings, now: float) -> list[Turn]:
-    """The history as it stood at `now` (raises HomeUnreadable)."""
-    return [t for t in load(settings, now).turns if (t.started_at or t.at) <= now]
+def clock_and_turns(args, settings) -> tuple[float, list[Turn]]:
+    """The clock (`--at`, else now) and the history as it stood then (raises HomeUnreadable)."""
+    now = parse_at(getattr(args, "at", None)) or time.time()
+    return now, [t for t in load(settings, now).turns if (t.started_at or t.at) <= now]
 
 
 def advice_json(adv: Advice, now: float) -> dict:
@@ -98,9 +99,8 @@ def render(adv: Advice) -> str:
 
 
 def run(args, settings) -> int:
-    now = parse_at(getattr(args, "at", None)) or time.time()
     try:
-        turns = turns_until(settings, now)
+        now, turns = clock_and_turns(args, settings)
     except HomeUnreadable as exc:
         return fail(str(exc))
     adv = advise(current_episode(turns, now), turns, status_snapshot(settings, now), now)

@@ -8,10 +8,9 @@ made, 1 when there is no such episode, 2 for a bad argument or no Codex home.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
-from codexwatch.commands.advise import parse_at, status_snapshot, turns_until
+from codexwatch.commands.advise import clock_and_turns, status_snapshot
 from codexwatch.commands.common import HomeUnreadable, fail
 from codexwatch.core.models import Episode
 from codexwatch.core.report import build_report
@@ -27,9 +26,8 @@ def choose(found: list[Episode], wanted: str | None) -> Episode | None:
 
 
 def run(args, settings) -> int:
-    now = parse_at(getattr(args, "at", None)) or time.time()
     try:
-        turns = turns_until(settings, now)
+        now, turns = clock_and_turns(args, settings)
     except HomeUnreadable as exc:
         return fail(str(exc))
     wanted = getattr(args, "episode", "latest")
