@@ -400,23 +400,31 @@ _NEEDLES = {
     ERROR: b'"payload":{"type":"error"',
     TURN_ABORTED: b'"payload":{"type":"turn_aborted"',
 }
-# Every tool call's type ends in `_call"`: one pass finds those, and only they are checked
-# against the full types (one pass per type read long bodies four times over).
-_TOOL_TAIL = b'_call"'
-_TOOL_NEEDLES = tuple(
-    b'"type":"response_item","payload":{"type":"' + name.encode() + b'"' for name in sorted(_TOOL_ITEMS)
+# What a failed turn's body is searched for: tool calls and model output (did it work before
+# it failed?). One pass for all of them: a search per kind read long bodies several times over.
+_WORK = re.compile(
+    rb'"payload":\{"type":"(' + b"|".join(sorted(n.encode() for n in _TOOL_ITEMS)) + rb'|message|agent_message)"'
 )
-_OUTPUT_NEEDLES = (b'"role":"assistant"', b'"payload":{"type":"agent_message"')
+_RESPONSE_ITEM = b'"type":"response_item",'
+_EVENT_MSG = b'"type":"event_msg",'
 
 
-def _tool_calls(buf, lo: int, hi: int) -> int:
-    calls = 0
-    at = buf.find(_TOOL_TAIL, lo, hi)
-    while at >= 0:
-        end = at + len(_TOOL_TAIL)
-        calls += any(buf.startswith(n, end - len(n)) for n in _TOOL_NEEDLES if end - len(n) >= lo)
-        at = buf.find(_TOOL_TAIL, end, hi)
-    return calls
+def _work(buf, lo: int, hi: int) -> tuple[int, bool]:
+    """(tool calls, whether the model produced output) between lo and hi, as parse_line
+    would find them line by line."""
+    calls, output = 0, False
+    for match in _WORK.finditer(buf, lo, hi):
+        name, at = match.group(1), match.start()
+        if name == b"agent_message":
+            output = output or buf.startswith(_EVENT_MSG, at - len(_EVENT_MSG))
+        elif not buf.startswith(_RESPONSE_ITEM, at - len(_RESPONSE_ITEM)):
+            continue
+        elif name != b"message":
+            calls += 1
+        elif not output:
+            role = _ROLE.search(buf, match.end(), min(hi, match.end() + 200))
+            output = role is not None and role.group(1) == b"assistant"
+    return calls, output
 
 
 # What each line kind's header says (outer type, payload type), for the lines skimming
@@ -531,7 +539,7 @@ class _Skimmer:
             if rec[0] == TASK_STARTED:
                 if open_end is not None:
                     self.unfinished(open_end, start)
-                else:  # settings (and older files' turn_context) can precede task_started
+                elif start > gap_lo + 1:  # settings (and older files' turn_context) can precede task_started
                     if self.line(SETTINGS, gap_lo, start):
                         self.settings = True
                     self.line(TURN_CONTEXT, gap_lo, start)
@@ -560,9 +568,9 @@ class _Skimmer:
         error = end.get("error") if end is not None else None
         if end is not None and error is None and end.get("last_agent_message") is not None:
             return  # it worked: whether work was done, and what the TUI said, do not matter
-        buf = self.buf
-        self.records.extend([(TOOL_CALL, None, None)] * _tool_calls(buf, lo, hi))
-        if any(buf.find(n, lo, hi) >= 0 for n in _OUTPUT_NEEDLES):
+        calls, output = _work(self.buf, lo, hi)
+        self.records.extend([(TOOL_CALL, None, None)] * calls)
+        if output:
             self.records.append((OUTPUT, None, None))
         if not isinstance(error, dict):  # else the end line gives the cause
             self.line(ERROR, lo, hi)
