@@ -27,6 +27,7 @@ OUTPUT = 10  # an assistant message or agent_message: the model produced somethi
 TOOL_CALL = 11
 LEGACY = 12  # a line of the pre-envelope format (era A)
 TICK = 13  # only the time of the last line read: how long an unfinished turn has run
+KINDS = range(META, TICK + 1)
 
 KNOWN_OUTER_TYPES = frozenset(
     {
@@ -79,44 +80,31 @@ def last_line_time(buf, pos: int) -> tuple:
 
 # token_count lines, as Codex lays them out: the three numbers the assembler needs.
 _TOTAL_AT = b'"info":{"total_token_usage":{'
-_LAST_AT = b',"last_token_usage":{'
-_TOKENS_KEY = b'"total_tokens":'
+_USAGE = re.compile(
+    rb'"info":\{"total_token_usage":\{[^}]*"total_tokens":(\d+)\},'
+    rb'"last_token_usage":\{[^}]*"total_tokens":(\d+)\}'
+    rb'(?:,"last_usage_includes_reasoning":(?:true|false))?(?:,"model_context_window":(\d+|null))?'
+)
 _WINDOW_KEY = b'"model_context_window":'
+_DIGITS = re.compile(rb"\d+")
 
 
 def usage_numbers(raw: bytes) -> tuple[int | None, int | None, int | None] | None:
     """(total tokens so far, tokens of the last request, context window) of a token_count
     line, read from its bytes; None when the line is not in the usual layout (then the
-    caller decodes it). Plain finds: a regex over these lines costs several times more."""
+    caller decodes it)."""
     at = raw.find(_TOTAL_AT)
     if at < 0:
         return (None, None, None) if b'"info":null' in raw else None
-    total_end = raw.find(b"}", at)  # the usage objects hold numbers only
-    if not raw.startswith(_LAST_AT, total_end + 1):
+    match = _USAGE.match(raw, at)
+    if match is None:
         return None
-    last_end = raw.find(b"}", total_end + len(_LAST_AT))
-    total = _number_before(raw, at, total_end)
-    last = _number_before(raw, total_end, last_end)
-    if total is None or last is None:
-        return None
-    window_at = raw.find(_WINDOW_KEY, last_end)
-    window = _leading_int(raw, window_at + len(_WINDOW_KEY)) if window_at >= 0 else None
-    return total, last, window
-
-
-def _number_before(raw: bytes, lo: int, end: int) -> int | None:
-    """`"total_tokens":N` closing the object that ends at `end`, as Codex writes it."""
-    at = raw.rfind(_TOKENS_KEY, lo, end)
-    digits = raw[at + len(_TOKENS_KEY):end] if at >= 0 else b""
-    return int(digits) if digits.isdigit() else None
-
-
-_DIGITS = re.compile(rb"\d+")
-
-
-def _leading_int(raw: bytes, at: int) -> int | None:
-    match = _DIGITS.match(raw, at)
-    return int(match.group(0)) if match else None
+    total, last, window = match.groups()
+    if window is None:  # not where Codex puts it: wherever it is after the usage objects
+        at = raw.find(_WINDOW_KEY, match.end())
+        window = _DIGITS.match(raw, at + len(_WINDOW_KEY)) if at >= 0 else None
+        return int(total), int(last), int(window.group(0)) if window else None
+    return int(total), int(last), None if window == b"null" else int(window)
 
 
 def decode_payload(raw: bytes) -> dict | None:

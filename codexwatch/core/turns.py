@@ -186,9 +186,12 @@ class TurnAssembler:
     # -- feeding -------------------------------------------------------------------
 
     def feed(self, records: list[tuple]) -> None:
+        if not self._seen_records and records and records[0][0] == P.LEGACY:
+            self._on_legacy(records[0][2])
+        self._seen_records += len(records)
+        handlers = _HANDLERS
         for kind, ts, payload in records:
-            self._seen_records += 1
-            handler = _HANDLERS.get(kind)
+            handler = handlers[kind]
             if handler is not None:
                 handler(self, ts, payload)
             if ts is not None:
@@ -213,8 +216,9 @@ class TurnAssembler:
         if version is not None and version >= ERA_C_FROM:
             self._task_mode = True
 
-    def _on_legacy(self, ts, obj: dict) -> None:
-        if self._seen_records == 1 and self.session_id is None:
+    def _on_legacy(self, obj: dict) -> None:
+        """A file whose first line is in the pre-envelope format (era A)."""
+        if self.session_id is None:
             self.unsupported = True
             self.session_id = _str(obj.get("id"))
 
@@ -455,9 +459,10 @@ def _copy(turn: Turn, **changes) -> Turn:
 
 _STATE_KEYS = set(vars(TurnAssembler(""))) - {"done", "open", "_last_parsed"}
 
-_HANDLERS = {
+# Indexed by record kind (small ints); None: nothing to do but note the time. Era A's first
+# line is seen to by `feed` itself.
+_HANDLER_OF = {
     P.META: TurnAssembler._on_meta,
-    P.LEGACY: TurnAssembler._on_legacy,
     P.TURN_CONTEXT: TurnAssembler._on_turn_context,
     P.SETTINGS: TurnAssembler._on_settings,
     P.TASK_STARTED: TurnAssembler._on_task_started,
@@ -469,3 +474,4 @@ _HANDLERS = {
     P.TASK_COMPLETE: TurnAssembler._on_task_complete,
     P.TURN_ABORTED: TurnAssembler._on_turn_aborted,
 }
+_HANDLERS = tuple(_HANDLER_OF.get(kind) for kind in range(max(P.KINDS) + 1))
