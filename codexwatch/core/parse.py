@@ -422,20 +422,16 @@ _EXPECTED[TURN_CONTEXT] = (b"turn_context", None)
 _EXTRACT = {TURN_CONTEXT: _turn_context, SETTINGS: _settings}
 
 
-def can_skim(buf, end: int) -> bool:
-    """Files with task boundaries (era C and later) can be skimmed; older ones cannot."""
-    return buf.find(TASK_NEEDLE, 0, end) >= 0
-
-
-def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple], int]:
+def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple], int] | None:
     """Records of the complete lines in buf[:end], visiting only turn boundaries.
 
-    -> (records, offset after the last complete line).
+    -> (records, offset after the last complete line); None for a file without task
+    boundaries (before era C), which cannot be skimmed.
     """
     stop = buf.rfind(b"\n", 0, end) + 1
     first_end = buf.find(b"\n", 0, stop)
-    if first_end < 0:
-        return [], 0
+    if first_end < 0 or buf.find(TASK_NEEDLE, first_end, stop) < 0:
+        return None
     skimmer = _Skimmer(buf, counts, max_line)
     skimmer.read(first_end, stop)
     counts.skimmed_bytes += stop

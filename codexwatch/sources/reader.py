@@ -127,11 +127,9 @@ class RolloutReader:
         buf = whole.fill(fd, size)
         got = whole.length
         self.offset = got
-        if skim and P.can_skim(buf, got):
-            records, consumed = P.skim(buf, got, self.counts, self.max_line)
-            self.skimmed = True
-        else:
-            records, consumed = P.scan(buf, 0, self.counts, self.max_line, got)
+        skimmed = P.skim(buf, got, self.counts, self.max_line) if skim else None
+        self.skimmed = skimmed is not None
+        records, consumed = skimmed or P.scan(buf, 0, self.counts, self.max_line, got)
         if records:
             self.assembler.feed(records)
         self._keep_tail(buf, consumed, got)
