@@ -46,11 +46,14 @@ def load_generator():
 
 
 def ensure_history(home: Path, size: int, seed: int = 1) -> dict:
-    """The history's manifest, building the history first if there is none."""
+    """The history's manifest, building the history first if there is none (or rebuilding
+    one an older version of the generator made)."""
     manifest = home / "manifest.json"
-    if not manifest.exists():
-        gen = load_generator()
-        gen.prepare(home, force=False)
+    gen = load_generator()
+    stale = manifest.exists() and (
+        json.loads(manifest.read_text()).get("generator_version") != gen.GENERATOR_VERSION)
+    if stale or not manifest.exists():
+        gen.prepare(home, force=stale)
         print(f"building a {size / 2**30:.2f} GiB history in {home} (seed {seed}) ...", flush=True)
         gen.build(home, size, seed=seed)
     return json.loads(manifest.read_text())

@@ -43,6 +43,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RECORDINGS = REPO / "tests" / "fixtures" / "real-cli"
 
+# Bumped whenever the same seed would give different files: a benchmark rebuilds a history
+# made by another version (2: each added tool call is a model request with its token count,
+# outputs cut where Codex cuts them).
+GENERATOR_VERSION = 2
+
 # Versions used, with the era of their format (docs: rollout-eras.md). exec-0.20.0 (era A,
 # no turns) is left out: it adds no work for a reader.
 ERAS = {"0.80.0": "B", "0.120.0": "C", "0.140.0": "C", "0.171.0": "D"}
@@ -227,12 +232,15 @@ class Line:
 
 @dataclass
 class ToolPair:
-    """A recorded tool call and its output; repeated (with long outputs) to grow a turn."""
+    """A recorded tool call and its output; repeated (with outputs of realistic sizes) to
+    grow a turn, each copy a model request of its own: call, output, token count."""
 
     call: list  # parts of the call line, stamped with the output's time
     before: list  # parts of the output line before the output text
     after: list
     nested: bool  # output is a JSON document in a string (0.120): escape twice
+    tokens: list | None = None  # parts of the turn's token_count line, at the output's time
+    step: dict = field(default_factory=dict)  # its last_token_usage: what one request adds
 
 
 @dataclass
@@ -423,22 +431,28 @@ def find_key(obj, key):
 
 def tool_pairs(tok: Tokenizer, lines: list, turn_ids: set, base: dict) -> dict:
     """Recorded function_call_output lines, each with its call, ready to be repeated."""
+    token = next((line for line in lines if line.kind == ("event_msg", "token_count")
+                  and isinstance((line.obj["payload"].get("info") or {}).get("last_token_usage"), dict)),
+                 None)
     calls, pairs = {}, {}
+    counted: dict = {}  # key -> the running token totals last written before here
     for i, line in enumerate(lines):
+        counted.update((p.key, p.rel) for p in line.parts if isinstance(p, Cumulative))
         kind = line.kind
         if kind == ("response_item", "function_call"):
             calls[line.obj["payload"]["call_id"]] = line
         elif kind == ("response_item", "function_call_output"):
             call = calls.get(line.obj["payload"]["call_id"])
             if call is not None:
-                pairs[i] = make_pair(tok, call, line, turn_ids, base)
+                pairs[i] = make_pair(tok, call, line, turn_ids, base, token, dict(counted))
     return pairs
 
 
 MARKER = "\x00OUTPUT\x00"
 
 
-def make_pair(tok: Tokenizer, call: Line, out: Line, turn_ids: set, base: dict) -> ToolPair:
+def make_pair(tok: Tokenizer, call: Line, out: Line, turn_ids: set, base: dict,
+              token: Line | None, counted: dict) -> ToolPair:
     obj = json.loads(json.dumps(out.obj))
     payload = obj["payload"]
     nested = False
@@ -455,11 +469,23 @@ def make_pair(tok: Tokenizer, call: Line, out: Line, turn_ids: set, base: dict) 
     raw = dumps(obj) + "\n"
     escaped = dumps(dumps(MARKER)[1:-1])[1:-1] if nested else dumps(MARKER)[1:-1]
     before, after = raw.split(escaped)
-    # The repeated call carries the output's timestamp, so times in the file never go back.
-    call_parts = [Iso(out.ms) if isinstance(p, Iso) and i < 2 else p
-                  for i, p in enumerate(call.parts)]
-    return ToolPair(call_parts, tok.parts(before, out.ms, turn_ids, base),
-                    tok.parts(after, out.ms, turn_ids, base), nested)
+    # The repeated call (and token count) carries the output's timestamp, so times in the
+    # file never go back.
+    def at_output(line: Line) -> list:
+        return [Iso(out.ms) if isinstance(p, Iso) and i < 2 else p for i, p in enumerate(line.parts)]
+
+    # An added request's totals: those written last before it, plus its own tokens (the
+    # running offset that rendering adds), so the totals in a file never go down.
+    def counting_on(part):
+        if not isinstance(part, Cumulative):
+            return part
+        return Cumulative(part.key, counted.get(part.key, tuple((k, 0) for k, _ in part.rel)))
+
+    step = token.obj["payload"]["info"]["last_token_usage"] if token is not None else {}
+    return ToolPair(at_output(call), tok.parts(before, out.ms, turn_ids, base),
+                    tok.parts(after, out.ms, turn_ids, base), nested,
+                    [counting_on(p) for p in at_output(token)] if token is not None else None,
+                    {k: v for k, v in step.items() if type(v) is int})
 
 
 def dumps(obj) -> str:
@@ -494,16 +520,22 @@ def expected_outcome(objs: list) -> tuple:
 
 
 # ---------------------------------------------------------------------------- tool output
-def output_pool(recordings: list, rng: random.Random, count: int = 32) -> list:
-    """Long tool outputs made of recorded text (instructions, tool docs), pre-escaped.
+# Codex cuts what a tool returned to the model at 10,000 tokens (`truncation_policy` in
+# turn_context) and records what the model was given: about 40 KB of text at most.
+OUTPUT_SIZES = (256, 40 * 1024)
 
-    Sizes are log-uniform from 1 KB to 128 KB: a `cat` of a source file, a test log.
-    Each entry: (bytes, escaped once, escaped twice for outputs nested in JSON).
+
+def output_pool(recordings: list, rng: random.Random, count: int = 64) -> list:
+    """Tool outputs made of recorded text (instructions, tool docs), pre-escaped.
+
+    Sizes are log-uniform over OUTPUT_SIZES: from a `git status` to a test log cut at the
+    limit (median 3 KB). Each entry: (bytes, escaped once, escaped twice for outputs nested
+    in JSON).
     """
     corpus = "\n".join(long_texts(r.meta.obj) for r in recordings)
     pool = []
     for _ in range(count):
-        size = int(math.exp(rng.uniform(math.log(1024), math.log(128 * 1024))))
+        size = int(math.exp(rng.uniform(*map(math.log, OUTPUT_SIZES))))
         start = rng.randrange(len(corpus))
         text = (corpus[start:] + corpus)[: size]
         once = dumps(text)[1:-1]
@@ -552,6 +584,7 @@ class Plan:
     repeats: list  # per block: {line index: [pool index, ...]}
     gaps: list  # seconds of user think time before each block after the first
     nbytes: int
+    token_lines: int = 0  # token_count lines added with the tool calls (set when rendered)
 
 
 def pick_by_outcome(rng: random.Random, items: list, failure_rate: float, key=lambda x: x):
@@ -586,7 +619,8 @@ def plan_session(rng: random.Random, kind: Kind, pool: list, failure_rate: float
         i, at = rng.choice(slots)
         k = rng.randrange(len(pool))
         repeats[i].setdefault(at, []).append(k)
-        nbytes += pool[k][0] + 1200  # the output plus the call line and the envelope
+        # The output, plus the call line, the envelope and the token count.
+        nbytes += pool[k][0] + 1200 + (800 if blocks[i].insert_after[at].tokens else 0)
     return Plan(recording, blocks, repeats, gaps, nbytes)
 
 
@@ -601,6 +635,7 @@ def duration(plan: Plan) -> int:
     for block, gap in zip(plan.blocks[1:], plan.gaps):
         total += gap + (block.t1 - block.t0)
     total += 1000 * len(plan.blocks)  # room for the milliseconds drawn at render time
+    total += sum(len(v) + 1 for r in plan.repeats for v in r.values())  # 1 ms per added request
     return -(-total // 1000)
 
 
@@ -634,6 +669,7 @@ class Totals:
     lines: int = 0
     bytes: int = 0
     tool_pairs_added: int = 0
+    token_lines_added: int = 0
     outcomes: Counter = field(default_factory=Counter)
     classes: Counter = field(default_factory=Counter)
     shapes: Counter = field(default_factory=Counter)
@@ -652,13 +688,14 @@ def render_session(plan: Plan, start: int, rng: random.Random, pool: list) -> tu
     start_ms = start * 1000 + rng.randrange(1000)
     ctx = Ctx(rng, start_ms - rec.start, uuid7(start_ms, rng), {}, {})
     out = [render(rec.meta.parts, ctx)]
+    plan.token_lines = 0
     at = plan.blocks[0].t0 + ctx.delta
     for n, block in enumerate(plan.blocks):
         if n:
             at += plan.gaps[n - 1] + rng.randrange(1000)
             ctx.delta = at - block.t0
         ctx.turn_ids, ctx.item_ids = {}, {}
-        render_block(block, plan.repeats[n], ctx, pool, out)
+        plan.token_lines += render_block(block, plan.repeats[n], ctx, pool, out)
         at = block.t1 + ctx.delta
         for key, values in block.final_cum.items():
             offsets = ctx.cum.setdefault(key, {})
@@ -667,17 +704,37 @@ def render_session(plan: Plan, start: int, rng: random.Random, pool: list) -> tu
     return ctx.session_id, "".join(out), ctx.cum.get("total_token_usage", {}), at // 1000
 
 
-def render_block(block: Block, repeats: dict, ctx: Ctx, pool: list, out: list) -> None:
+def render_block(block: Block, repeats: dict, ctx: Ctx, pool: list, out: list) -> int:
+    """Append the block's lines; -> how many token_count lines were added."""
+    added = 0
     for i, line in enumerate(block.lines):
         out.append(render(line.parts, ctx))
+        # Each added request a millisecond after what came before it, and what follows a
+        # millisecond after the last (all shifted with it): two token counts at one instant
+        # are one event to some readers (ccusage).
         for k in repeats.get(i, ()):
             pair = block.insert_after[i]
+            ctx.delta += 1
             turn_items = ctx.item_ids
             ctx.item_ids = {}  # each copy is a new call with new item ids
             text = pool[k][2] if pair.nested else pool[k][1]
             out.append(render(pair.call, ctx))
             out.append(render(pair.before, ctx) + text + render(pair.after, ctx))
             ctx.item_ids = turn_items
+            if pair.tokens is not None:
+                _spend(ctx, pair.step)
+                out.append(render(pair.tokens, ctx))
+                added += 1
+        ctx.delta += 1 if i in repeats else 0
+    return added
+
+
+def _spend(ctx: Ctx, step: dict) -> None:
+    """One more request's tokens in the session's running totals, for every line after."""
+    for key in ("total_token_usage", "thread_token_usage"):
+        offsets = ctx.cum.setdefault(key, {})
+        for name, value in step.items():
+            offsets[name] = offsets.get(name, 0) + value
 
 
 def session_path(root: Path, start: int, session_id: str) -> Path:
@@ -694,6 +751,7 @@ def count(totals: Totals, plan: Plan, start: int, end: int, text: str, nbytes: i
     totals.lines += text.count("\n")
     totals.kinds[f"{plan.recording.version} {plan.recording.mode}"] += 1
     totals.tool_pairs_added += sum(len(v) for r in plan.repeats for v in r.values())
+    totals.token_lines_added += plan.token_lines
     for block in plan.blocks:
         outcome, klass, shape = block.expected
         totals.turns += 1
@@ -744,13 +802,14 @@ def make_manifest(t: Totals, size: int, days: int, seed: int, now: int,
                   failure_rate: float) -> dict:
     iso = lambda s: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(s))  # noqa: E731
     return {
-        "generator": "benchmarks/make_history.py",
+        "generator": "benchmarks/make_history.py", "generator_version": GENERATOR_VERSION,
         "seed": seed, "days": days, "failure_rate": failure_rate, "size_requested": size,
         "now": now, "now_iso": iso(now),
         "window": {"start": now - days * 86400, "end": now},
         "first_session_start": t.first, "last_line": t.last,
         "files": t.files, "sessions": t.sessions, "turns": t.turns,
         "lines": t.lines, "bytes": t.bytes, "tool_pairs_added": t.tool_pairs_added,
+        "token_lines_added": t.token_lines_added,
         "turns_by_outcome": dict(sorted(t.outcomes.items())),
         "failed_by_class": dict(sorted(t.classes.items())),
         "failed_by_shape": dict(sorted(t.shapes.items())),

@@ -106,3 +106,33 @@ def test_same_seed_same_bytes(history, tmp_path):
     first = files[0]
     copy = tmp_path / first.relative_to(first.parents[4])
     assert copy.read_bytes() == first.read_bytes()
+
+
+def test_token_totals_grow_one_request_at_a_time(history):
+    """Added tool calls are model requests: each writes a token count, whose totals go on
+    from the last ones written and never share an instant with another (ccusage counts two
+    token events at one instant once)."""
+    _, manifest, files = history
+    assert manifest["token_lines_added"] > 0
+    final = 0
+    for path in files:
+        totals, stamps = [], []
+        for line in _lines(path):
+            payload = line.get("payload") or {}
+            if payload.get("type") == "token_count" and payload.get("info"):
+                totals.append(payload["info"]["total_token_usage"]["total_tokens"])
+                stamps.append(line["timestamp"])
+        assert totals == sorted(totals)
+        assert len(set(stamps)) == len(stamps)
+        final += totals[-1] if totals else 0
+    assert final == manifest["tokens"]["total_tokens"]
+
+
+def test_tool_outputs_no_longer_than_codex_records(history):
+    _, _, files = history
+    gen = _load()
+    for path in files:
+        for line in _lines(path):
+            payload = line.get("payload") or {}
+            if payload.get("type") == "function_call_output":
+                assert len(payload["output"]) <= 2 * gen.OUTPUT_SIZES[1]  # escaped twice at most
