@@ -79,6 +79,7 @@ SCENARIOS = {
     "usage_limit": ("failed", "usage_limit", "rejected"),
     "disconnected": ("failed", "stream_disconnected", "rejected"),
 }
+TOKEN_AT = re.compile(r'\{"timestamp":"([^"]+)",(?:"ordinal":\d+,)?"type":"event_msg","payload":\{"type":"token_count"')
 PROMPT_RE = re.compile(r"^(?:scenario (\S+): do the task|prompt \d+: (\S+))$")
 
 # One pass over a raw line finds everything that must change. Order matters: an ISO time
@@ -776,11 +777,19 @@ def build(out_dir: Path, size: int, days: int = 90, seed: int = 1, now: float | 
     shares, kinds = zip(*session_kinds(recordings))
     totals = Totals()
     seen = set()
+    token_instants: set = set()
     while totals.bytes < size:
         kind = rng.choices(kinds, shares)[0]
         plan = plan_session(rng, kind, pool, failure_rate)
-        start = pick_start(rng, now, days, duration(plan))
-        session_id, text, tokens, end = render_session(plan, start, rng, pool)
+        for _ in range(100):
+            start = pick_start(rng, now, days, duration(plan))
+            session_id, text, tokens, end = render_session(plan, start, rng, pool)
+            # ccusage counts token events of one instant once, across sessions too (as a
+            # fork's replay would repeat them): no two sessions share one.
+            instants = set(TOKEN_AT.findall(text))
+            if token_instants.isdisjoint(instants):
+                break
+        token_instants |= instants
         path = session_path(out_dir, start, session_id)
         if path in seen:
             raise RuntimeError(f"two sessions drew the same file name: {path}")

@@ -114,7 +114,7 @@ def test_token_totals_grow_one_request_at_a_time(history):
     token events at one instant once)."""
     _, manifest, files = history
     assert manifest["token_lines_added"] > 0
-    final = 0
+    final, instants = 0, set()
     for path in files:
         totals, stamps = [], []
         for line in _lines(path):
@@ -123,7 +123,8 @@ def test_token_totals_grow_one_request_at_a_time(history):
                 totals.append(payload["info"]["total_token_usage"]["total_tokens"])
                 stamps.append(line["timestamp"])
         assert totals == sorted(totals)
-        assert len(set(stamps)) == len(stamps)
+        assert len(set(stamps)) == len(stamps) and instants.isdisjoint(stamps)
+        instants.update(stamps)
         final += totals[-1] if totals else 0
     assert final == manifest["tokens"]["total_tokens"]
 
