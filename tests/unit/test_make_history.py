@@ -110,8 +110,8 @@ def test_same_seed_same_bytes(history, tmp_path):
 
 def test_token_totals_grow_one_request_at_a_time(history):
     """Added tool calls are model requests: each writes a token count, whose totals go on
-    from the last ones written and never share an instant with another (ccusage counts two
-    token events at one instant once)."""
+    from the last ones written and never share an instant with another, in any session
+    (ccusage counts token events of one instant once)."""
     _, manifest, files = history
     assert manifest["token_lines_added"] > 0
     final, instants = 0, set()
