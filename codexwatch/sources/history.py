@@ -46,22 +46,23 @@ def home_problem(home: Path) -> str | None:
 
 class RolloutFile(NamedTuple):
     path: str
-    size: int
-    mtime: float
-    identity: tuple[int, int]
+    size: int | None  # these three are None when the files were listed without looking
+    mtime: float | None
+    identity: tuple[int, int] | None
 
 
-def find_rollouts(home: Path, modified_since: float | None = None) -> list[RolloutFile]:
-    """Every rollout file under the home, oldest path first (date folders sort by time)."""
+def find_rollouts(home: Path, modified_since: float | None = None, stat: bool = True) -> list[RolloutFile]:
+    """Every rollout file under the home, oldest path first (date folders sort by time).
+    `stat=False`: names only (size, time and identity None), a fifth of the time."""
     found: list[RolloutFile] = []
     seen_dirs: set[tuple[int, int]] = set()
     for sub in ROLLOUT_DIRS:
-        _walk(str(home / sub), modified_since, found, seen_dirs)
+        _walk(str(home / sub), modified_since if stat else None, found, seen_dirs, stat)
     found.sort()
     return found
 
 
-def _walk(folder: str, modified_since: float | None, out: list, seen: set) -> None:
+def _walk(folder: str, modified_since: float | None, out: list, seen: set, stat: bool) -> None:
     try:
         st = os.stat(folder)
         if (st.st_dev, st.st_ino) in seen:
@@ -73,8 +74,11 @@ def _walk(folder: str, modified_since: float | None, out: list, seen: set) -> No
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=True):
-                _walk(entry.path, modified_since, out, seen)
+                _walk(entry.path, modified_since, out, seen, stat)
             elif entry.name.endswith(".jsonl") and entry.is_file():
+                if not stat:
+                    out.append(RolloutFile(entry.path, None, None, None))
+                    continue
                 st = entry.stat()
                 if modified_since is None or st.st_mtime >= modified_since:
                     out.append(RolloutFile(entry.path, st.st_size, st.st_mtime, (st.st_dev, st.st_ino)))
@@ -107,7 +111,11 @@ class History:
         appended bytes are read; other files are read whole (skimmed when quiet for a day),
         by several processes when there are many."""
         self.now = now
-        files = find_rollouts(self.home, self.cutoff(now))
+        cutoff = self.cutoff(now)
+        # With nothing indexed to compare with and no age to filter by, a file's size and
+        # time are taken when it is opened: listing thousands of files is five times faster.
+        look = cutoff is not None or (self.index is not None and not self.index.empty())
+        files = find_rollouts(self.home, cutoff, stat=look)
         found = {f.path for f in files}
         with _gc_paused():
             cached = self.index.load(found) if self.index is not None else {}
@@ -119,7 +127,7 @@ class History:
                 if f.size != reader.offset or f.mtime != reader.mtime:
                     grown.append(f.path)
             else:
-                jobs.append(ReadJob(f.path, skim and f.mtime < now - HOT_SECONDS, f.size))
+                jobs.append(ReadJob(f.path, skim, f.size, now - HOT_SECONDS))
         self._read_new_files(jobs, workers, progress)
         self.refresh(grown)
         # Grown or only touched (a new mtime, nothing appended): either way the index learns
@@ -134,14 +142,14 @@ class History:
     def _read_new_files(self, jobs: list[ReadJob], workers: int | None, progress: Progress | None) -> None:
         workers = workers if workers is not None else min(2, os.cpu_count() or 1)
         with _gc_paused():
-            if workers > 1 and sum(job.size for job in jobs) >= PARALLEL_MIN_BYTES:
+            if workers > 1 and sum(job.weight for job in jobs) >= PARALLEL_MIN_BYTES:
                 from codexwatch.sources import parallel  # multiprocessing: only when it pays
 
                 parallel.read_all(jobs, workers, self.readers, progress)
                 return
             whole = WholeFileBuffer()
             for done, job in enumerate(jobs, 1):
-                self.refresh_file(job.path, whole, job.skim)
+                self.refresh_file(job.path, whole, job.skim, job.quiet_before)
                 if progress is not None:
                     progress(done, len(jobs))
 
@@ -152,12 +160,13 @@ class History:
         self.index.save(self.readers[p] for p in self._dirty if p in self.readers)
         self._dirty.clear()
 
-    def refresh_file(self, path: str, whole: WholeFileBuffer | None = None, skim: bool = False) -> bool:
+    def refresh_file(self, path: str, whole: WholeFileBuffer | None = None, skim: bool = False,
+                     quiet_before: float | None = None) -> bool:
         """Read what was appended to one file; True when anything changed."""
         reader = self.readers.get(path)
         if reader is None:
             reader = self.readers[path] = RolloutReader(path)
-        changed = reader.read_new(whole, skim).changed
+        changed = reader.read_new(whole, skim, quiet_before).changed
         if changed:
             self._cached = None
             self._dirty.add(path)

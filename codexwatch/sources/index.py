@@ -138,6 +138,13 @@ class IndexCache:
                 by_folder.setdefault(os.path.dirname(r.path), []).append(r)
         self._update(by_folder, {})
 
+    def empty(self) -> bool:
+        """Whether the index holds nothing yet (a first run, or one rebuilt)."""
+        try:
+            return self._connect().execute("SELECT 1 FROM packs LIMIT 1").fetchone() is None
+        except sqlite3.DatabaseError:
+            return True  # load() rebuilds it
+
     def paths(self) -> set[str]:
         """The files the index held when it was last loaded, and those saved since."""
         return set(self._paths)

@@ -25,7 +25,7 @@ def _read_batch(jobs: list[ReadJob], whole: WholeFileBuffer | None = None) -> li
     readers = []
     for job in jobs:
         reader = RolloutReader(job.path)
-        reader.read_new(whole, job.skim)
+        reader.read_new(whole, job.skim, job.quiet_before)
         readers.append(reader)
     return readers
 
@@ -35,7 +35,7 @@ def _batches(jobs: list[ReadJob]) -> list[list[ReadJob]]:
     size = 0
     for job in jobs:
         batches[-1].append(job)
-        size += job.size
+        size += job.weight
         if size >= BATCH_BYTES:
             batches.append([])
             size = 0

@@ -22,12 +22,21 @@ MAX_LINE = 16 << 20  # a line this long is a tool output or an image, never a fa
 IDLE_SECONDS = 600.0  # an open turn in a file untouched this long is not running any more
 
 
+TYPICAL_BYTES = 256 << 10  # what a rollout not looked at yet is taken to weigh
+
+
 class ReadJob(NamedTuple):
-    """A file to read for the first time: `skim` it when nobody is writing it."""
+    """A file to read for the first time: `skim` it when nobody is writing it (when it was
+    last written before `quiet_before`, if given, as it stands when it is opened)."""
 
     path: str
     skim: bool
-    size: int
+    size: int | None  # None: not looked at before reading
+    quiet_before: float | None = None
+
+    @property
+    def weight(self) -> int:
+        return self.size if self.size is not None else TYPICAL_BYTES
 
 
 @dataclass(slots=True)
@@ -77,9 +86,11 @@ class RolloutReader:
         reader.assembler = TurnAssembler.from_state(state["assembler"])
         return reader
 
-    def read_new(self, whole: "WholeFileBuffer | None" = None, skim: bool = False) -> ReadResult:
+    def read_new(self, whole: "WholeFileBuffer | None" = None, skim: bool = False,
+                 quiet_before: float | None = None) -> ReadResult:
         """Read what was appended. `whole`: read a file seen for the first time in one go
-        into this reusable buffer; `skim`: and visit only its turn boundaries."""
+        into this reusable buffer; `skim`: and visit only its turn boundaries (if it was
+        last written before `quiet_before`, when given)."""
         try:
             # O_NONBLOCK: a FIFO put where the file was must not block the open until a writer
             # comes (it changes nothing for regular files).
@@ -88,14 +99,15 @@ class RolloutReader:
             self.error = _describe(exc)
             return ReadResult(changed=False, restarted=False, error=self.error)
         try:
-            return self._read_fd(fd, whole, skim)
+            return self._read_fd(fd, whole, skim, quiet_before)
         except OSError as exc:
             self.error = _describe(exc)
             return ReadResult(changed=False, restarted=False, error=self.error)
         finally:
             os.close(fd)
 
-    def _read_fd(self, fd: int, whole: "WholeFileBuffer | None", skim: bool) -> ReadResult:
+    def _read_fd(self, fd: int, whole: "WholeFileBuffer | None", skim: bool,
+                 quiet_before: float | None) -> ReadResult:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device put where the file was
             self.error = "not a regular file"
@@ -112,6 +124,7 @@ class RolloutReader:
             return ReadResult(changed=restarted, restarted=restarted)
         lines_before = self.counts.lines
         if self.offset == 0 and whole is not None and st.st_size <= whole.limit:
+            skim = skim and (quiet_before is None or st.st_mtime < quiet_before)
             self._read_whole(fd, st.st_size, whole, skim)
             return ReadResult(changed=True, restarted=restarted)
         os.lseek(fd, self.offset, os.SEEK_SET)

@@ -34,3 +34,35 @@ def test_new_files_are_discovered_and_read(tmp_path):
     assert len(new) == 8
     history.refresh(new, NOW)
     assert len(history.turns) == 8 and history.discover(NOW) == []
+
+
+def test_a_first_read_without_stat_still_skims_only_quiet_files(tmp_path, monkeypatch):
+    """With nothing indexed and no window, files are listed by name only; whether one is
+    quiet enough to skim is decided from its own time when it is opened."""
+    import os
+
+    from codexwatch.sources import history as history_module
+
+    shutil.copytree(REAL_CLI / "exec-0.171.0" / "sessions", tmp_path / "sessions")
+    files = sorted(str(p) for p in (tmp_path / "sessions").rglob("*.jsonl"))
+    old = NOW - 3 * 86400
+    for path in files:
+        os.utime(path, (old, old) if path != files[0] else (NOW, NOW))
+    looked = []
+    real = history_module.find_rollouts
+    monkeypatch.setattr(history_module, "find_rollouts",
+                        lambda *a, **k: looked.append(k.get("stat", True)) or real(*a, **k))
+    history = load_history(tmp_path, None, NOW, use_cache=False)
+    assert looked == [False]
+    assert [history.readers[p].skimmed for p in files] == [False] + [True] * (len(files) - 1)
+    windowed = load_history(tmp_path, 7 * 86400, NOW, use_cache=False)
+    assert looked == [False, True] and len(windowed.turns) == len(history.turns)
+
+
+def test_listing_by_name_finds_what_listing_with_stat_finds(tmp_path):
+    from codexwatch.sources.history import find_rollouts
+
+    shutil.copytree(REAL_CLI / "tui-0.171.0" / "sessions", tmp_path / "sessions")
+    named = find_rollouts(tmp_path, stat=False)
+    assert [f.path for f in named] == [f.path for f in find_rollouts(tmp_path)]
+    assert {(f.size, f.mtime, f.identity) for f in named} == {(None, None, None)}
