@@ -450,16 +450,16 @@ class _Skimmer:
         # none between turns so far, means this version writes none.
         self.settings: bool | None = None
 
-    def line(self, kind: int, lo: int, hi: int, first: bool = False) -> bool:
+    def line(self, kind: int, lo: int, hi: int, first: bool = False) -> int:
         """The last (or first) line of a kind between lo and hi, decoded, as a record;
-        -> whether there was one."""
+        -> where that line ends, 0 if there was none."""
         buf = self.buf
         if first:
             hit = buf.find(_NEEDLES[kind], lo, min(hi, lo + TURN_HEAD_BYTES))
         else:
             hit = buf.rfind(_NEEDLES[kind], lo, hi)
         if hit < 0:
-            return False
+            return 0
         start = buf.rfind(b"\n", lo, hit) + 1 or lo
         end = buf.find(b"\n", hit)
         oversized = end - start > self.max_line
@@ -478,8 +478,8 @@ class _Skimmer:
             rec = parse_line(buf, start, end, self.counts, oversized)
         if rec is not None and rec[0] == kind:
             self.records.append(rec)
-            return True
-        return False
+            return end
+        return 0
 
     def boundary(self, start: int, end: int) -> tuple | None:
         """The line a task needle was found in -> its record, if it is a turn boundary.
@@ -544,10 +544,13 @@ class _Skimmer:
         of its task_complete, None if it has none). Settings and context come at a turn's
         start (the model cannot change mid-turn): search forward for them, and backward for
         the last token count, so no body is read through."""
-        self.line(TURN_CONTEXT, lo, hi, first=True)
+        context_end = self.line(TURN_CONTEXT, lo, hi, first=True)
         if self.settings is not False:
-            found = self.line(SETTINGS, lo, hi, first=True)
-            self.settings = self.settings or found
+            # Settings written at a turn's start follow its context: looked for there first,
+            # so the instructions that can precede the context are not read twice.
+            found = ((context_end and self.line(SETTINGS, context_end, hi, first=True))
+                     or self.line(SETTINGS, lo, context_end or hi, first=True))
+            self.settings = self.settings or bool(found)
         self.line(TOKEN_COUNT, lo, hi)
         error = end.get("error") if end is not None else None
         if end is not None and error is None and end.get("last_agent_message") is not None:
