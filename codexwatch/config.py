@@ -58,7 +58,9 @@ def default_config_path(env: Mapping[str, str]) -> Path:
 def _coerce(name: str, value: Any) -> Any:
     kind = {f.name: f.type for f in fields(Settings)}[name]
     if name in ("codex_home", "cache_dir"):
-        return Path(str(value)).expanduser()
+        # Absolute: the index names files by path, and a path relative to wherever the
+        # command was started would not match the next start's.
+        return Path(str(value)).expanduser().absolute()
     if "bool" in str(kind):
         if isinstance(value, bool):
             return value

@@ -30,3 +30,12 @@ def test_bad_config_is_a_clear_error(tmp_path):
         load_settings({}, env={}, config_path=cfg)
     with pytest.raises(ConfigError, match="not a duration"):
         load_settings({"since": "soon"}, env={}, config_path=tmp_path / "x.toml")
+
+
+def test_a_relative_home_is_made_absolute(tmp_path, monkeypatch):
+    """The index names files by path: a home given relative to one folder must name the
+    same files when the next command starts in another."""
+    monkeypatch.chdir(tmp_path)
+    s = load_settings({"codex_home": "codex", "cache_dir": "~/cache"}, env={},
+                      config_path=tmp_path / "none.toml")
+    assert s.codex_home == tmp_path / "codex" and s.cache_dir == Path.home() / "cache"
