@@ -161,24 +161,38 @@ class TurnAssembler:
     # -- saving and restoring (the index cache) ----------------------------------------
 
     def export_state(self) -> dict:
-        """Plain values only (marshal-able): enough to go on reading later."""
+        """Plain values only (marshal-able): enough to go on reading later (or, settled,
+        to know the file's turns)."""
         state = {k: v for k, v in vars(self).items() if k not in ("done", "open", "_last_parsed")}
         state["done"] = [turn_to_row(t) for t in self.done]
         state["open"] = turn_to_row(self.open) if self.open is not None else None
-        if self._limits_raw is not None:
-            state["_limits_raw"] = _limits_part(self._limits_raw)
+        if state.get("_limits_raw") is not None:
+            state["_limits_raw"] = _limits_part(state["_limits_raw"])
         return state
+
+    def settle(self) -> bool:
+        """Keep only the turns and what the file's health needs, when no turn is open: for a
+        file nobody writes any more, whose reader will not go on (it reads the file anew if
+        it changes after all). Most of an assembler is there to go on reading. -> settled?"""
+        if self.open is not None:
+            return False
+        if self._pending_tokens is not None:
+            self._settle_tokens()
+        self.__dict__ = {k: self.__dict__[k] for k in _SETTLED_KEYS}
+        return True
 
     @classmethod
     def from_state(cls, state: dict) -> "TurnAssembler":
         """The assembler `state` describes. Takes the dict over: a warm start restores
         thousands, fresh from the index, that nobody else holds."""
         done, open_row = state.pop("done"), state.pop("open")
-        if state.keys() != _STATE_KEYS:
+        settled = state.keys() == _SETTLED_STATE_KEYS
+        if not settled and state.keys() != _STATE_KEYS:
             raise ValueError("assembler state of another shape")
         assembler = cls.__new__(cls)  # every field comes from the state
         assembler.__dict__ = state
-        assembler._last_parsed = (None, None)
+        if not settled:
+            assembler._last_parsed = (None, None)
         assembler.done = turns_from_rows(done)
         assembler.open = turn_from_row(open_row) if open_row is not None else None
         return assembler
@@ -458,6 +472,10 @@ def _copy(turn: Turn, **changes) -> Turn:
 
 
 _STATE_KEYS = set(vars(TurnAssembler(""))) - {"done", "open", "_last_parsed"}
+# What a settled assembler keeps: its turns, and what turns(), the file's health and the
+# unknown error infos read.
+_SETTLED_KEYS = ("cli_version", "unsupported", "unknown_infos", "_pending_tokens", "done", "open")
+_SETTLED_STATE_KEYS = set(_SETTLED_KEYS) - {"done", "open"}
 
 # Indexed by record kind (small ints); None: nothing to do but note the time. Era A's first
 # line is seen to by `feed` itself.

@@ -62,13 +62,14 @@ class RolloutReader:
         self.mtime = 0.0
         self.error: str | None = None
         self.skimmed = False  # the first read visited only turn boundaries
+        self.settled = False  # only the turns are kept: any change means reading anew
 
     def export_state(self) -> dict:
         return {
             "path": self.path, "max_line": self.max_line, "offset": self.offset,
             "identity": self.identity, "pending": self.pending,
             "skipping_head": self.skipping_head, "mtime": self.mtime, "error": self.error,
-            "skimmed": self.skimmed,
+            "skimmed": self.skimmed, "settled": self.settled,
             "counts": {name: getattr(self.counts, name) for name in P.LineCounts.__slots__},
             "assembler": self.assembler.export_state(),
         }
@@ -114,7 +115,10 @@ class RolloutReader:
             return ReadResult(changed=False, restarted=False, error=self.error)
         identity = (st.st_dev, st.st_ino)
         restarted = False
-        if self.identity is not None and (identity != self.identity or st.st_size < self.offset):
+        if self.identity is not None and (
+            identity != self.identity or st.st_size < self.offset
+            or (self.settled and st.st_size != self.offset)  # written again after all
+        ):
             self._reset()
             restarted = True
         self.identity = identity
@@ -146,6 +150,10 @@ class RolloutReader:
         if records:
             self.assembler.feed(records)
         self._keep_tail(buf, consumed, got)
+        # A file quiet enough to skim, read to its end with no turn open, is done with: its
+        # reader keeps the turns only (a third of the memory, and of the index).
+        if self.skimmed and not self.pending and self.skipping_head is None:
+            self.settled = self.assembler.settle()
 
     def _keep_tail(self, buf, consumed: int, length: int) -> None:
         """What follows the last newline waits for the rest of its line."""

@@ -277,3 +277,39 @@ def test_usage_limit_reset_time_survives_a_restart(tmp_path):
     failed = [t for t in restored.turns(NOW) if t.outcome == "failed"]
     assert [t.rate_limit_resets_at for t in failed] == [1795950000.0]
     assert fingerprint(restored.turns(NOW)) == fingerprint(whole.turns(NOW))
+
+
+def test_a_quiet_file_read_to_its_end_keeps_only_its_turns(tmp_path):
+    lines = TUI_171.read_bytes().splitlines(keepends=True)
+    ends = [i for i, line in enumerate(lines) if b'"type":"task_complete"' in line]
+    path = tmp_path / "quiet.jsonl"
+    path.write_bytes(b"".join(lines[:ends[1] + 1]))  # two turns, both over
+    reader = RolloutReader(str(path))
+    reader.read_new(WholeFileBuffer(), skim=True)
+    exact = RolloutReader(str(path))
+    exact.read_new()
+    assert reader.settled and not exact.settled
+    assert fingerprint(reader.turns(NOW)) == fingerprint(exact.turns(NOW))
+    state = reader.export_state()
+    assert len(state["assembler"]) * 3 < len(exact.export_state()["assembler"])
+    restored = RolloutReader.from_state(marshal.loads(marshal.dumps(state)))
+    assert restored.settled and restored.health() == reader.health()
+    assert fingerprint(restored.turns(NOW)) == fingerprint(exact.turns(NOW))
+    # Written again after all (a resumed session): read anew from the start.
+    with open(path, "ab") as out:
+        out.write(b"".join(lines[ends[1] + 1:]))
+    assert restored.read_new().restarted and not restored.settled
+    whole = RolloutReader(str(TUI_171))
+    whole.read_new()
+    assert fingerprint(restored.turns(NOW)) == fingerprint(whole.turns(NOW))
+
+
+def test_a_file_that_ends_in_an_open_turn_is_not_settled(tmp_path):
+    lines = TUI_171.read_bytes().splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if b'"type":"task_started"' in line]
+    path = tmp_path / "open.jsonl"
+    path.write_bytes(b"".join(lines[:starts[1] + 3]))
+    reader = RolloutReader(str(path))
+    reader.read_new(WholeFileBuffer(), skim=True)
+    assert reader.skimmed and not reader.settled
+    assert reader.turns(NOW)[-1].outcome == "incomplete"
