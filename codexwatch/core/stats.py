@@ -39,8 +39,7 @@ _ENDED = attrgetter("ended_at")
 
 
 def episode_id(first: Turn) -> str:
-    stamp = datetime.fromtimestamp(first.at, timezone.utc).strftime("%Y%m%dT%H%M%S")
-    return f"{stamp}-{first.turn_id[-6:]}"
+    return f"{iso_utc(first.at, 'compact')}-{first.turn_id[-6:]}"
 
 
 def episodes(turns: Iterable[Turn], gap: float = EPISODE_GAP) -> list[Episode]:

@@ -209,7 +209,7 @@ class History:
         self._add_log_causes(turns)
         # By start; equal starts keep path order, then their order in the file (sorts are
         # stable). With a start for every turn, as good as always, the key is read in C.
-        if all(t.started_at for t in turns):
+        if all(map(_START, turns)):
             turns.sort(key=_START)
         else:
             turns.sort(key=lambda t: t.started_at or t.at)

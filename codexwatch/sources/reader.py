@@ -183,6 +183,10 @@ class RolloutReader:
         self._keep_tail(buf, consumed, len(buf))
 
     def turns(self, now: float) -> list[Turn]:
+        """The file's turns as of `now`. A settled file's are its reader's own list, the same
+        at every call: to be read, not changed."""
+        if self.settled:
+            return self.assembler.done
         if self.assembler.open is None:  # whether the file is idle matters to an open turn only
             return self.assembler.turns(idle=True)
         # A copied or restored file has a fresh mtime but old lines: trust the older clue.
