@@ -143,7 +143,7 @@ class History:
         workers = workers if workers is not None else min(2, os.cpu_count() or 1)
         with _gc_paused():
             if workers > 1 and sum(job.weight for job in jobs) >= PARALLEL_MIN_BYTES:
-                from codexwatch.sources import parallel  # multiprocessing: only when it pays
+                from codexwatch.sources import parallel  # helper processes: only when they pay
 
                 parallel.read_all(jobs, workers, self.readers, progress)
                 return

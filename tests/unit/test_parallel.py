@@ -38,14 +38,14 @@ def test_helpers_and_one_process_read_the_same(monkeypatch, workers):
 
 
 def test_no_helper_processes_means_reading_here(monkeypatch):
-    monkeypatch.setattr(parallel, "_start_method", lambda: "no-such-method")
+    monkeypatch.setattr(parallel, "_can_fork", lambda: False)
     readers: dict = {}
     parallel.read_all(jobs(), 2, readers)
     assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
 
 
-def _die_after_claiming(batches, counter, conn) -> None:
-    parallel._claim(counter, len(batches))  # claims a batch, never delivers it
+def _die_after_claiming(batches, claims, out) -> None:
+    parallel._claim(claims)  # claims a batch, never delivers it
     os._exit(1)
 
 
@@ -55,3 +55,42 @@ def test_a_helper_that_dies_loses_nothing(monkeypatch):
     readers: dict = {}
     parallel.read_all(jobs(), 2, readers)
     assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
+
+
+def _send_garbage(batches, claims, out) -> None:
+    parallel._claim(claims)
+    parallel._write_all(out, (5).to_bytes(parallel._LENGTH, "little") + b"\x00junk")
+
+
+def test_a_helper_that_sends_what_does_not_load_loses_nothing(monkeypatch):
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "_help", _send_garbage)
+    readers: dict = {}
+    parallel.read_all(jobs(), 2, readers)
+    assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
+
+
+def test_no_fork_while_other_threads_run(monkeypatch):
+    import threading
+
+    def refuse():
+        raise AssertionError("forked while a thread ran")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        readers: dict = {}
+        parallel.read_all(jobs(), 2, readers)
+    finally:
+        release.set()
+        other.join()
+    assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
+
+
+def test_batch_numbers_fit_in_the_claims_pipe():
+    many = [ReadJob(f"/x/{i}.jsonl", True, 4 << 20) for i in range(40_000)]
+    assert len(parallel._batches(many)) <= parallel._MAX_BATCHES
+    assert sum(map(len, parallel._batches(many))) == len(many)
