@@ -17,7 +17,6 @@ from __future__ import annotations
 import marshal
 import os
 import select
-import signal
 import threading
 from typing import Callable
 
@@ -170,6 +169,8 @@ def read_all(
 
 
 def _stop(pid: int) -> None:
+    import signal  # only when a read went wrong: a start's millisecond otherwise
+
     try:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
