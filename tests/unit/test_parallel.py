@@ -49,22 +49,15 @@ def _die_after_claiming(batches, claims, out) -> None:
     os._exit(1)
 
 
-def test_a_helper_that_dies_loses_nothing(monkeypatch):
-    monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
-    monkeypatch.setattr(parallel, "_help", _die_after_claiming)
-    readers: dict = {}
-    parallel.read_all(jobs(), 2, readers)
-    assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
-
-
 def _send_garbage(batches, claims, out) -> None:
     parallel._claim(claims)
     parallel._write_all(out, (5).to_bytes(parallel._LENGTH, "little") + b"\x00junk")
 
 
-def test_a_helper_that_sends_what_does_not_load_loses_nothing(monkeypatch):
+@pytest.mark.parametrize("helper", [_die_after_claiming, _send_garbage], ids=["dies", "sends garbage"])
+def test_a_helper_that_fails_loses_nothing(monkeypatch, helper):
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
-    monkeypatch.setattr(parallel, "_help", _send_garbage)
+    monkeypatch.setattr(parallel, "_help", helper)
     readers: dict = {}
     parallel.read_all(jobs(), 2, readers)
     assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
