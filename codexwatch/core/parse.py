@@ -409,8 +409,10 @@ def _work(buf, lo: int, hi: int) -> tuple[int, bool]:
             continue
         elif name != b"message":
             calls += 1
-        elif not output:
-            role = _ROLE.search(buf, match.end(), min(hi, match.end() + 200))
+        elif not output:  # an assistant's message: its role, in its own line
+            near = min(hi, match.end() + 200)
+            line_end = buf.find(b"\n", match.end(), near)
+            role = _ROLE.search(buf, match.end(), near if line_end < 0 else line_end)
             output = role is not None and role.group(1) == b"assistant"
     return calls, output
 

@@ -20,8 +20,6 @@ from codexwatch.core.turns import TurnAssembler
 CHUNK = 8 << 20
 MAX_LINE = 16 << 20  # a line this long is a tool output or an image, never a fact we need
 IDLE_SECONDS = 600.0  # an open turn in a file untouched this long is not running any more
-
-
 TYPICAL_BYTES = 256 << 10  # what a rollout not looked at yet is taken to weigh
 
 
