@@ -8,11 +8,11 @@ from a private copy: nothing of Codex's is opened for writing, not even SQLite's
 from __future__ import annotations
 
 import re
-import shutil
-import sqlite3
-import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    import sqlite3
 
 _TURN_ID = re.compile(r'turn\.id="?([0-9A-Za-z-]{8,64})"?')
 _MARK = "Turn error: "
@@ -26,6 +26,9 @@ def _connect(db: Path, scratch: Path) -> sqlite3.Connection | None:
     a WAL database's `-shm` index, so the database (and its WAL) is copied to a scratch
     folder and opened there; a database too large to copy is opened `immutable`, which
     reads the main file alone (rows still only in the WAL are then missed)."""
+    import shutil
+    import sqlite3
+
     wal = Path(str(db) + "-wal")
     try:
         size = db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
@@ -49,6 +52,8 @@ def turn_errors(home: Path, session_ids: Iterable[str]) -> dict[str, str]:
     ids = [s for s in set(session_ids) if s]
     if not ids or not db.is_file():
         return {}
+    import tempfile  # only where there is a log database (Codex 0.140's TUI): a start's 6 ms
+
     with tempfile.TemporaryDirectory(prefix="codexwatch-logs-") as scratch:
         conn = _connect(db, Path(scratch))
         if conn is None:
@@ -57,6 +62,8 @@ def turn_errors(home: Path, session_ids: Iterable[str]) -> dict[str, str]:
 
 
 def _query(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
+    import sqlite3
+
     found: dict[str, str] = {}
     try:
         for session_id in ids:
