@@ -24,7 +24,7 @@ from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer
 
 BATCH_BYTES = 4 << 20
 _NUMBER = 4  # bytes of a batch number in the claims pipe
-_MAX_BATCHES = 16_000  # numbers that fit in a pipe (64 KiB) before anyone reads one
+_MAX_BATCHES = 4_000  # numbers that fit in any pipe (16 KiB on macOS) before anyone reads one
 _LENGTH = 8  # bytes of the length before each batch a helper sends
 
 
