@@ -265,6 +265,12 @@ class StatusClient:
 
     async def _get(self, path: str, want: str = "json") -> bytes:
         """GET with validators, limits and checks; the body, or FetchError."""
+        try:  # wait_for, not asyncio.timeout: that one is 3.11's, and 3.10 is supported
+            return await asyncio.wait_for(self._request(path, want), self.deadline)
+        except asyncio.TimeoutError:  # TimeoutError itself from 3.11 on
+            raise FetchError(f"no whole answer within {self.deadline:g} s", fallback_ok=False) from None
+
+    async def _request(self, path: str, want: str) -> bytes:
         cached = self._validators.get(path)
         headers = {"Accept": _JSON_ACCEPT if want == "json" else _FEED_ACCEPT}
         if cached and cached.etag:
@@ -272,14 +278,11 @@ class StatusClient:
         if cached and cached.last_modified:
             headers["If-Modified-Since"] = cached.last_modified
         try:
-            async with asyncio.timeout(self.deadline):
-                async with self._http.stream("GET", path, headers=headers) as response:
-                    if response.status_code == 304 and cached is not None:
-                        return cached.body
-                    self._check(response, want)
-                    body = await self._read_capped(response)
-        except TimeoutError:
-            raise FetchError(f"no whole answer within {self.deadline:g} s", fallback_ok=False) from None
+            async with self._http.stream("GET", path, headers=headers) as response:
+                if response.status_code == 304 and cached is not None:
+                    return cached.body
+                self._check(response, want)
+                body = await self._read_capped(response)
         except httpx.HTTPError as exc:
             raise FetchError(describe_transport_error(exc), fallback_ok=False) from None
         etag, modified = response.headers.get("etag"), response.headers.get("last-modified")
