@@ -42,6 +42,14 @@ CODEX_SEED_COMPONENTS = {
 }
 # Sits in the ChatGPT group since mid-2026 but is a Codex surface; shown with its group.
 CODEX_DESKTOP_ID = "01KMKFAMWKQ81YWSE1Z18R6VHR"
+# "Codex in ChatGPT Desktop" sits in the ChatGPT group: shown, but a ChatGPT-only problem
+# must not read as a Codex one (aiwatch #1008).
+CHATGPT_GROUP = "ChatGPT"
+
+
+def counts_for_codex(component: Component) -> bool:
+    """Whether a component's state and incidents speak for Codex itself."""
+    return component.group != CHATGPT_GROUP
 
 RECENT_WINDOW_S = 7 * 86400
 STALE_AFTER_S = 600.0
@@ -222,7 +230,7 @@ def codex_components_from_structure(summary: dict) -> list[tuple[str, str, str]]
     known = {cid for cid, _, _ in found}
     if CODEX_DESKTOP_ID not in known and (CODEX_DESKTOP_ID in group_of or CODEX_DESKTOP_ID in names):
         name = names.get(CODEX_DESKTOP_ID) or "Codex in ChatGPT Desktop"
-        found.append((CODEX_DESKTOP_ID, name, group_of.get(CODEX_DESKTOP_ID) or "ChatGPT"))
+        found.append((CODEX_DESKTOP_ID, name, group_of.get(CODEX_DESKTOP_ID) or CHATGPT_GROUP))
     return found
 
 
@@ -313,9 +321,7 @@ def parse_proxy_summary(payload: Any) -> SummaryPart:
         raw = raw_of.get(cid, "operational")  # absent from affected_components means operational
         status = map_component_status(raw)
         components.append(Component(cid, name, status, group, raw if status == "unknown" else None))
-    # "Codex in ChatGPT Desktop" sits in the ChatGPT group: it is shown, but a ChatGPT-only
-    # incident must not read as a Codex one (aiwatch #1008).
-    codex_ids = frozenset(c.id for c in components if c.group != "ChatGPT")
+    codex_ids = frozenset(c.id for c in components if counts_for_codex(c))
     incidents = [parse_native_incident(i, codex_ids, page_url) for i in ongoing]
     in_progress = [m for m in summary.get("scheduled_maintenances") or []
                    if isinstance(m, dict) and m.get("status") == "maintenance_in_progress"]
@@ -355,7 +361,7 @@ def parse_compat_components(payload: Any) -> tuple[list[Component], Overall]:
             continue
         raw = by_id[cid].get("status")
         status = map_component_status(raw)
-        group = "ChatGPT" if cid == CODEX_DESKTOP_ID else "Codex"
+        group = CHATGPT_GROUP if cid == CODEX_DESKTOP_ID else "Codex"
         name = _text(by_id[cid].get("name")) or CODEX_SEED_COMPONENTS.get(cid, cid)
         components.append(Component(cid, name, status, group, raw if status == "unknown" else None))
     if not any(c.group == "Codex" for c in components):
@@ -470,7 +476,7 @@ def components_from_feed(named: dict[str, str]) -> list[Component]:
     by_name = {n.casefold(): s for n, s in named.items()}
     seeds = list(CODEX_SEED_COMPONENTS.items()) + [(CODEX_DESKTOP_ID, "Codex in ChatGPT Desktop")]
     return [
-        Component(cid, name, by_name.get(name.casefold(), "unknown"), "ChatGPT" if cid == CODEX_DESKTOP_ID else "Codex")
+        Component(cid, name, by_name.get(name.casefold(), "unknown"), CHATGPT_GROUP if cid == CODEX_DESKTOP_ID else "Codex")
         for cid, name in seeds
     ]
 
@@ -515,7 +521,7 @@ def codex_in_trouble(snapshot: StatusSnapshot | None) -> bool:
     """Anything Codex not operational (unknown included), or a Codex incident open."""
     if snapshot is None or not snapshot.ok:
         return False  # no answer is not evidence of trouble; the back-off rules that case
-    if any(c.status != "operational" for c in snapshot.components if c.group != "ChatGPT"):
+    if any(c.status != "operational" for c in snapshot.components if counts_for_codex(c)):
         return True
     return bool(snapshot.codex_incidents_ongoing)
 

@@ -11,6 +11,7 @@ from datetime import tzinfo
 from typing import Any
 
 from codexwatch.core.models import Episode, FileHealth, StatusSnapshot, Turn
+from codexwatch.core.status import counts_for_codex
 from codexwatch.ui import fmt
 
 
@@ -137,7 +138,7 @@ def verdict(turns: list[Turn], episode: Episode | None, snapshot: StatusSnapshot
         return "degraded", "Codex incident on the status page"
     if snapshot is not None and snapshot.ok and any(
         c.status in ("degraded_performance", "partial_outage", "major_outage")
-        for c in snapshot.components if c.group != "ChatGPT"  # the desktop app's is ChatGPT's
+        for c in snapshot.components if counts_for_codex(c)
     ):
         return "degraded", "a Codex component is degraded"
     recent = [t for t in turns if t.failed and now - t.at < 3600]
