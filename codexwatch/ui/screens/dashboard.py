@@ -116,27 +116,23 @@ class DashboardScreen(Screen):
 
     def show(self, view: DashboardView, now: float, tz: tzinfo | None) -> None:
         """Render what the App computed. Nothing here reads files or the network."""
-        self._view, self._now, self._tz = view, now, tz
+        self.show_clock(view, now, tz)
         if not self._ready:
             return  # on_mount renders it
-        app = self.app
-        self.query_one(VerdictBar).show(view.header)
         loading = self.query_one(LoadingLine)
         loading.display = not view.header.loading.finished
         if not view.header.loading.finished:
             loading.show(view.header.loading)
         else:
             loading.finish()
-        self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
-        show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
         self.query_one(FailuresTable).show(view.failures, tz, now, self.compact)
         self._show_detail()
         self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
         self.query_one(Heatmap).show(view.heatmap)
-        self.query_one(StatusPanel).show(view.snapshot, now, tz, getattr(app, "status_enabled", True))
 
     def show_clock(self, view: DashboardView, now: float, tz: tzinfo | None) -> None:
-        """A second passed and nothing else changed: only ages and countdowns move."""
+        """What moves with the clock (ages, countdowns): all a second's tick re-shows when
+        nothing else changed, and the first part of `show`."""
         self._view, self._now, self._tz = view, now, tz
         if not self._ready:
             return
