@@ -77,9 +77,13 @@ class IndexCache:
                 self._conn = self._recreate()
         return self._conn
 
-    def _open_checked(self) -> sqlite3.Connection:
+    def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA page_size = 16384")  # rows are blobs of ~100 KB: fewer pages to chain
+        return conn
+
+    def _open_checked(self) -> sqlite3.Connection:
+        conn = self._open()
         conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         row = conn.execute("SELECT value FROM meta WHERE key = 'engine'").fetchone()
         if row is None or row[0] != engine_fingerprint():
@@ -97,8 +101,7 @@ class IndexCache:
     def _recreate(self) -> sqlite3.Connection:
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(str(self.path) + suffix).unlink(missing_ok=True)
-        conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA page_size = 16384")
+        conn = self._open()
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
         self._create(conn)
         return conn
