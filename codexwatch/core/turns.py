@@ -176,8 +176,7 @@ class TurnAssembler:
         it changes after all). Most of an assembler is there to go on reading. -> settled?"""
         if self.open is not None:
             return False
-        if self._pending_tokens is not None:
-            self._settle_tokens()
+        self._settle_tokens()
         self.__dict__ = {k: self.__dict__[k] for k in _SETTLED_KEYS}
         return True
 
@@ -251,8 +250,7 @@ class TurnAssembler:
 
     def _on_task_started(self, ts, p: dict) -> None:
         self._task_mode = True
-        if self._pending_tokens is not None:
-            self._settle_tokens()
+        self._settle_tokens()
         if self.open is not None:
             self._close_open("incomplete")
         turn_id = _str(p.get("turn_id")) or f"{self.session_id}#{len(self.done)}"
@@ -319,8 +317,7 @@ class TurnAssembler:
         turn.tokens = max(0, self._last_total_tokens - self._tokens_at_start)
 
     def _on_task_complete(self, ts, p: dict) -> None:
-        if self._pending_tokens is not None:
-            self._settle_tokens()
+        self._settle_tokens()
         turn = self.open
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
             return  # the end of a turn we never saw begin (a replayed or truncated prefix)
@@ -426,8 +423,7 @@ class TurnAssembler:
         turn is over (killed, crashed) rather than still running."""
         if self.unsupported:
             return []
-        if self._pending_tokens is not None:
-            self._settle_tokens()
+        self._settle_tokens()
         out = list(self.done)
         turn = self.open
         if turn is not None:
