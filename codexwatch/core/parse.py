@@ -61,6 +61,13 @@ _ROLE = re.compile(rb'"role":"([a-z]+)"')
 HEADER_BYTES = 320
 
 
+def _from_assistant(buf, at: int, end: int) -> bool:
+    """Whether the message whose type ends at `at` is the assistant's: its role follows
+    within 200 bytes, before `end` (its line's end)."""
+    role = _ROLE.search(buf, at, min(end, at + 200))
+    return role is not None and role.group(1) == b"assistant"
+
+
 @dataclass(slots=True)
 class LineCounts:
     """Per-file parser health, filled while scanning."""
@@ -143,10 +150,7 @@ def parse_line(
         return _slow_path(buf[pos:end], counts)
     if outer == b"response_item":
         if inner == b"message":
-            role = _ROLE.search(buf, match.end(), min(end, match.end() + 200))
-            if role is not None and role.group(1) == b"assistant":
-                return (OUTPUT, ts, None)
-            return None
+            return (OUTPUT, ts, None) if _from_assistant(buf, match.end(), end) else None
         if inner is not None and inner.decode() in _TOOL_ITEMS:
             return (TOOL_CALL, ts, None)
         return None
@@ -409,11 +413,9 @@ def _work(buf, lo: int, hi: int) -> tuple[int, bool]:
             continue
         elif name != b"message":
             calls += 1
-        elif not output:  # an assistant's message: its role, in its own line
-            near = min(hi, match.end() + 200)
-            line_end = buf.find(b"\n", match.end(), near)
-            role = _ROLE.search(buf, match.end(), near if line_end < 0 else line_end)
-            output = role is not None and role.group(1) == b"assistant"
+        elif not output:
+            line_end = buf.find(b"\n", match.end(), hi)
+            output = _from_assistant(buf, match.end(), hi if line_end < 0 else line_end)
     return calls, output
 
 
