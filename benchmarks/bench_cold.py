@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import harness
@@ -177,13 +176,10 @@ def main(argv=None) -> int:
     for line in verdicts(results):
         print(line)
     harness.write_results(args.output, {
-        "benchmark": "cold", "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python benchmarks/bench_cold.py " + " ".join(argv or sys.argv[1:]),
+        **harness.result_head("cold", argv, ccusage=harness.installed_version("ccusage")),
         "history": {"path": str(home), "bytes": nbytes, "files": len(files),
                     **{k: manifest[k] for k in ("sessions", "turns", "turns_by_outcome", "seed",
                                                 "days")}},
-        "machine": {**harness.machine(), "ccusage": harness.installed_version("ccusage")},
-        "git": harness.git_state(),
         "page_cache": "warm: one untimed grep pass over every file before the timed runs",
         "runs": args.runs, "results": list(results.values()), "verdicts": verdicts(results),
         "table": table,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -78,13 +77,11 @@ def main(argv=None) -> int:
              f"| {result['percent_of_core']:.2f} | {result['busiest_second_cpu_s']:.2f} | {result['rss_mb']:.0f} |")
     print("\n" + table + "\n\n" + verdict)
     harness.write_results(args.output, {
-        "benchmark": "idle", "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python benchmarks/bench_idle.py " + " ".join(argv or sys.argv[1:]),
+        **harness.result_head("idle", argv, load_average_before=load_before,
+                              load_average_after=os.getloadavg()),
         "history": {"path": str(home), "since": args.since,
                     **{k: manifest[k] for k in ("bytes", "files", "turns", "days", "seed")}},
-        "machine": {**harness.machine(), "load_average_before": load_before,
-                    "load_average_after": os.getloadavg()},
-        "git": harness.git_state(), "result": result, "verdict": verdict, "table": table,
+        "result": result, "verdict": verdict, "table": table,
     })
     print(f"wrote {args.output}")
     return 0

@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import os
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -125,12 +124,10 @@ def main(argv=None) -> int:
                f"{'meets' if summary['painted_ms']['median'] < TARGET_MS else 'misses'} the {TARGET_MS} ms target")
     print("\n" + table + "\n\n" + verdict)
     harness.write_results(args.output, {
-        "benchmark": "latency", "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python benchmarks/bench_latency.py " + " ".join(argv or sys.argv[1:]),
+        **harness.result_head("latency", argv, load_average_before=load_before,
+                              load_average_after=os.getloadavg()),
         "history": {"path": str(source), "since": args.since, "files": manifest["files"]},
-        "machine": {**harness.machine(), "load_average_before": load_before,
-                    "load_average_after": os.getloadavg()},
-        "git": harness.git_state(), "summary": summary, "runs": runs, "verdict": verdict,
+        "summary": summary, "runs": runs, "verdict": verdict,
         "table": table,
     })
     print(f"wrote {args.output}")

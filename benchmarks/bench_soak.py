@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import sys
 import tempfile
 import threading
 import time
@@ -134,12 +133,10 @@ def main(argv=None) -> int:
              f"| {r['kb_per_turn_written']:.1f} | {r['app_cpu_s']:.1f} |")
     print("\n" + table + "\n\nheader at the end: " + r["header_at_end"])
     harness.write_results(args.output, {
-        "benchmark": "soak", "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python benchmarks/bench_soak.py " + " ".join(argv or sys.argv[1:]),
+        **harness.result_head("soak", argv, load_average_before=load_before,
+                              load_average_after=os.getloadavg()),
         "history": {"path": str(source), **{k: manifest[k] for k in ("bytes", "files", "turns")}},
-        "machine": {**harness.machine(), "load_average_before": load_before,
-                    "load_average_after": os.getloadavg()},
-        "git": harness.git_state(), "result": r, "table": table,
+        "result": r, "table": table,
     })
     print(f"wrote {args.output}")
     return 0

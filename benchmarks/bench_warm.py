@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -187,12 +186,10 @@ def main(argv=None) -> int:
     for line in verdicts(stats, paint):
         print(line)
     harness.write_results(args.output, {
-        "benchmark": "warm", "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python benchmarks/bench_warm.py " + " ".join(argv or sys.argv[1:]),
+        **harness.result_head("warm", argv, load_average_before=load_before,
+                              load_average_after=os.getloadavg()),
         "history": {"path": str(home), **{k: manifest[k] for k in ("bytes", "files", "turns")}},
-        "machine": {**harness.machine(), "load_average_before": load_before,
-                    "load_average_after": os.getloadavg()},
-        "git": harness.git_state(), "stats": stats, "dashboard": paint,
+        "stats": stats, "dashboard": paint,
         "verdicts": verdicts(stats, paint), "table": table,
     })
     print(f"wrote {args.output}")

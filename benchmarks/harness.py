@@ -255,6 +255,17 @@ def markdown_table(results: list[Result]) -> str:
     return "\n".join([head, *rows])
 
 
+def result_head(name: str, argv: list[str] | None, **machine_extra) -> dict:
+    """What every results file starts with: the benchmark, when, the command that ran it,
+    the machine (with `machine_extra`, e.g. load averages) and the code measured."""
+    return {
+        "benchmark": name, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": f"python benchmarks/bench_{name}.py " + " ".join(argv or sys.argv[1:]),
+        "machine": {**machine(), **machine_extra},
+        "git": git_state(),
+    }
+
+
 def write_results(path: Path, payload: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {k: ([asdict(x) for x in v] if k == "results" else v) for k, v in payload.items()}
