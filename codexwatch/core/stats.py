@@ -2,40 +2,19 @@
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from datetime import datetime, timezone, tzinfo
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Iterable
 
-from codexwatch.core.models import ERROR_CLASSES, Episode, FileHealth, Turn
+from codexwatch.core.models import ERROR_CLASSES, OUTCOMES, Episode, FileHealth, Turn
 from codexwatch.core.times import iso_utc
 
 EPISODE_GAP = 30 * 60  # a pause this long between failures starts a new episode
 CURRENT_WINDOW = 2 * 3600  # an ongoing episode this recent is the user's trouble "now"
 WINDOWS = {"1h": 3600, "24h": 86400, "7d": 7 * 86400, "all": None}
-
-
-class _Finished(list):
-    """Marks a list _finished() already made, so helpers called with it do not redo it; and
-    holds each turn's time (`ats`), which every statistic needs."""
-
-    ats: list[float]
-
-
-def _finished(turns: Iterable[Turn]) -> _Finished:
-    """Turns that either worked or failed, by time; aborted and incomplete ones say neither."""
-    if isinstance(turns, _Finished):
-        return turns
-    finished = _Finished(t for t in turns if t.outcome in ("ok", "failed"))
-    # A finished turn as good as always has an end: then its time is read in C.
-    at = _ENDED if all(t.ended_at for t in finished) else Turn.at.fget
-    finished.sort(key=at)  # stable; and turns come nearly in this order already
-    finished.ats = list(map(at, finished))
-    return finished
-
-
-_ENDED = attrgetter("ended_at")
 
 
 def episode_id(first: Turn) -> str:
@@ -44,24 +23,7 @@ def episode_id(first: Turn) -> str:
 
 def episodes(turns: Iterable[Turn], gap: float = EPISODE_GAP) -> list[Episode]:
     """Runs of failed turns with no success between and no pause over `gap`; oldest first."""
-    out: list[Episode] = []
-    run: list[Turn] = []
-    last = 0.0  # time of run[-1]
-    finished = _finished(turns)
-    for turn, at in zip(finished, finished.ats):
-        if turn.outcome == "ok":
-            if run:
-                out.append(Episode(episode_id(run[0]), run, ongoing=False))
-                run = []
-            continue
-        if run and at - last > gap:
-            out.append(Episode(episode_id(run[0]), run, ongoing=False))
-            run = []
-        run.append(turn)
-        last = at
-    if run:
-        out.append(Episode(episode_id(run[0]), run, ongoing=True))
-    return out
+    return StatsFold(0.0).add(turns).episodes(gap)
 
 
 def current_episode(turns: Iterable[Turn], now: float) -> Episode | None:
@@ -76,6 +38,267 @@ def current_of(found: list[Episode], now: float) -> Episode | None:
     return None
 
 
+def model_stats(turns: Iterable[Turn], now: float) -> dict:
+    """Per model, and per model x effort x Fast, over 1 h / 24 h / 7 d / all."""
+    return StatsFold(now).add(turns).model_stats()
+
+
+def hour_of_week(turns: Iterable[Turn], tz: tzinfo | None = None) -> dict:
+    """7 x 24 grids (Monday first, local time) of turns and failures."""
+    return StatsFold(0.0, tz).add(turns).hour_of_week()
+
+
+def parser_health(health: Iterable[FileHealth]) -> dict:
+    fold = StatsFold(0.0)
+    for h in health:
+        fold.add_health(h)
+    return fold.parser_health()
+
+
+def sessions_running(turns: Iterable[Turn]) -> list[str]:
+    return sorted({t.session_id for t in turns if t.live})
+
+
+def compute_stats(
+    turns: Iterable[Turn], health: Iterable[FileHealth], now: float, tz: tzinfo | None = None,
+    unknown_error_infos: dict[str, int] | None = None,
+) -> dict:
+    """Everything `codexwatch stats --json` prints, for turns in the order History.turns
+    gives them (by start)."""
+    fold = StatsFold(now, tz).add(turns)
+    for h in health:
+        fold.add_health(h)
+    fold.add_unknown_infos(unknown_error_infos or {})
+    return fold.result()
+
+
+_AT = Turn.at.fget
+_OUTCOME = attrgetter("outcome")
+_VARIANT = attrgetter("model", "effort", "fast")
+_Key = tuple[float, float, float]  # (at, start, place): where a turn falls among the finished
+
+
+class StatsFold:
+    """The statistics of a history taken in a part at a time, so that a large history need
+    not be held whole: `add` the turns of each file in path order (each file's in its own
+    order), as History lists them; then ask for the figures. Only failed turns are kept
+    whole (a tenth of them); of a successful turn, its time, start and a count per window.
+
+    Finished turns are placed by time; equal times by start, then by the order they were
+    added in: the order of sorting History's list (by start, stably) and then by time.
+    """
+
+    def __init__(self, now: float, tz: tzinfo | None = None) -> None:
+        self.now, self.tz = now, tz
+        self.turns = 0
+        self._outcomes: Counter = Counter()
+        self._running: set[str] = set()
+        self._ok_at = array("d")
+        self._ok_start = array("d")
+        self._ok_variants = {name: Counter() for name in WINDOWS}  # raw (model, effort, fast)
+        # (at, start, place, turn): place is the number of successful turns added before it,
+        # less a half, comparable with a successful turn's position in _ok_at.
+        self._failed: list[tuple[float, float, float, Turn]] = []
+        self._health: dict[str, dict] = {}
+        self._unreadable = 0
+        self._unknown_infos: Counter = Counter()
+
+    # -- taking turns in ----------------------------------------------------------------
+
+    def add(self, turns: Iterable[Turn]) -> "StatsFold":
+        turns = turns if isinstance(turns, list) else list(turns)
+        self.turns += len(turns)
+        self._outcomes.update(map(_OUTCOME, turns))
+        self._running.update([t.session_id for t in turns if t.live])
+        ok: list[Turn] = []
+        ok_at, ok_start, failed = self._ok_at, self._ok_start, self._failed
+        for t in turns:
+            outcome = t.outcome
+            if outcome == "ok":
+                ok.append(t)
+                at = t.ended_at or t.started_at or 0.0
+                ok_at.append(at)
+                ok_start.append(t.started_at or at)
+            elif outcome == "failed":
+                at = t.ended_at or t.started_at or 0.0
+                failed.append((at, t.started_at or at, len(ok_at) - 0.5, t))
+        if ok:
+            self._count_windows(ok, ok_at[len(ok_at) - len(ok):])
+        return self
+
+    def _count_windows(self, ok: list[Turn], ats) -> None:
+        counts = self._ok_variants
+        counts["all"].update(map(_VARIANT, ok))
+        newest, oldest = max(ats), min(ats)
+        for name, span in WINDOWS.items():
+            if span is None or newest < self.now - span:
+                continue
+            lo, hi = self.now - span, self.now + 60
+            if lo <= oldest and newest <= hi:
+                counts[name].update(map(_VARIANT, ok))
+            else:
+                counts[name].update([_VARIANT(t) for t, at in zip(ok, ats) if lo <= at <= hi])
+
+    def add_health(self, h: FileHealth) -> None:
+        row = self._health.get(h.cli_version or "unknown")
+        if row is None:
+            row = self._health[h.cli_version or "unknown"] = {
+                "files": 0, "lines": 0, "malformed": 0, "oversized": 0, "unknown_types": {},
+                "unsupported_files": 0, "skimmed_files": 0,
+            }
+        row["files"] += 1
+        row["lines"] += h.lines
+        row["malformed"] += h.malformed
+        row["oversized"] += h.oversized
+        for kind, n in (h.unknown_types or {}).items():
+            row["unknown_types"][kind] = row["unknown_types"].get(kind, 0) + n
+        row["unsupported_files"] += h.unsupported
+        row["skimmed_files"] += h.skimmed
+        self._unreadable += h.error is not None
+
+    def add_unknown_infos(self, counts: dict[str, int]) -> None:
+        self._unknown_infos.update(counts)
+
+    @property
+    def failed(self) -> list[Turn]:
+        """The failed turns, as added: the ones a cause from Codex's log can still be given to."""
+        return [entry[3] for entry in self._failed]
+
+    # -- the figures --------------------------------------------------------------------
+
+    def result(self) -> dict:
+        """Everything `codexwatch stats --json` prints."""
+        eps = self.episodes()
+        current = current_of(eps, self.now)
+        return {
+            "generated_at": iso_utc(self.now),
+            "turns": self.turns,
+            "outcomes": {o: self._outcomes[o] for o in OUTCOMES if self._outcomes[o]},
+            **self.model_stats(),
+            "hour_of_week": self.hour_of_week(),
+            "episodes": [episode_json(e) for e in eps],
+            "current_episode": current.id if current else None,
+            "sessions_running": sorted(self._running),
+            "parser": {**self.parser_health(), "unknown_error_infos": dict(self._unknown_infos)},
+        }
+
+    def model_stats(self) -> dict:
+        windows = {name: self._by_variant(name, span) for name, span in WINDOWS.items()}
+        variants = sorted(windows["all"][0], key=lambda key: tuple(map(str, key)))
+        models = sorted({key[0] for key in variants})
+
+        def of_model(model: str, counts: Counter, failed: dict) -> dict:
+            keys = [key for key in variants if key[0] == model]
+            return _summary(sum(counts[k] for k in keys), [t for k in keys for t in failed.get(k, ())])
+
+        def of_variant(key: tuple, counts: Counter, failed: dict) -> dict:
+            return _summary(counts[key], failed.get(key, []))
+
+        return {
+            "models": [{"model": m, **{name: of_model(m, *w) for name, w in windows.items()}}
+                       for m in models],
+            "variants": [{"model": m, "effort": e, "fast": f,
+                          **{name: of_variant((m, e, f), *w) for name, w in windows.items()}}
+                         for m, e, f in variants],
+        }
+
+    def _by_variant(self, name: str, span: float | None) -> tuple[Counter, dict[tuple, list[Turn]]]:
+        """Finished turns per (model, effort, Fast) in one window, and the failed ones."""
+        counts: Counter = Counter()
+        for (model, effort, fast), n in self._ok_variants[name].items():
+            counts[(model or "unknown", effort, fast)] += n
+        failed: dict[tuple, list[Turn]] = defaultdict(list)
+        lo, hi = (self.now - span, self.now + 60) if span is not None else (None, None)
+        for at, _, _, t in self._failed:
+            if lo is None or lo <= at <= hi:
+                key = (t.model or "unknown", t.effort, t.fast)
+                counts[key] += 1
+                failed[key].append(t)
+        return counts, failed
+
+    def hour_of_week(self) -> dict:
+        turns_grid = [[0] * 24 for _ in range(7)]
+        fail_grid = [[0] * 24 for _ in range(7)]
+        # Counted per quarter hour (every zone's offset is a whole number of them), then each
+        # quarter placed once: far fewer quarters than turns in a long history.
+        fails_per_quarter = Counter([int(entry[0] // 900) for entry in self._failed])
+        turns_per_quarter = Counter([int(at // 900) for at in self._ok_at]) + fails_per_quarter
+        slot = _LocalSlots(self.tz)
+        for grid, per_quarter in ((turns_grid, turns_per_quarter), (fail_grid, fails_per_quarter)):
+            for quarter, n in per_quarter.items():
+                day, hour = slot(quarter * 900)
+                grid[day][hour] += n
+        return {"turns": turns_grid, "failures": fail_grid,
+                "quietest": quietest_hours(fail_grid, turns_grid)}
+
+    def episodes(self, gap: float = EPISODE_GAP) -> list[Episode]:
+        """Runs of failed turns with no success between and no pause over `gap`; oldest first."""
+        failed = sorted(self._failed, key=_KEY)  # stable: equal keys keep the order added
+        successes = _Successes(self._ok_at, self._ok_start, {entry[0] for entry in failed})
+        out: list[Episode] = []
+        run: list[Turn] = []
+        last: _Key | None = None
+        for entry in failed:
+            key = _KEY(entry)
+            if run and (key[0] - last[0] > gap or successes.between(last, key)):
+                out.append(Episode(episode_id(run[0]), run, ongoing=False))
+                run = []
+            run.append(entry[3])
+            last = key
+        if run:
+            out.append(Episode(episode_id(run[0]), run, ongoing=not successes.between(last, None)))
+        return out
+
+    def parser_health(self) -> dict:
+        # `lines` counts the lines read one by one; skimmed files (quiet ones, first read)
+        # contribute only the lines around their turn boundaries, so "understood" is the share
+        # of checked lines.
+        rows = {version: {**row, "unknown_types": dict(row["unknown_types"])}
+                for version, row in sorted(self._health.items())}
+        total = {
+            "files": sum(r["files"] for r in rows.values()),
+            "lines": sum(r["lines"] for r in rows.values()),
+            "malformed": sum(r["malformed"] for r in rows.values()),
+            "oversized": sum(r["oversized"] for r in rows.values()),
+            "unknown_lines": sum(sum(r["unknown_types"].values()) for r in rows.values()),
+            "unsupported_files": sum(r["unsupported_files"] for r in rows.values()),
+            "unreadable_files": self._unreadable,
+            "skimmed_files": sum(r["skimmed_files"] for r in rows.values()),
+        }
+        bad = total["malformed"] + total["unknown_lines"]
+        total["understood"] = round(1 - bad / total["lines"], 4) if total["lines"] else None
+        return {**total, "by_version": rows}
+
+
+_KEY = itemgetter(0, 1, 2)
+
+
+class _Successes:
+    """Whether a successful turn falls between two places among the finished turns: by time
+    in a sorted list; where times are equal (rare), by start and order added."""
+
+    def __init__(self, ats: array, starts: array, failed_ats: set[float]) -> None:
+        self.sorted = sorted(ats)
+        self.tied: dict[float, list[tuple[float, int]]] = defaultdict(list)
+        for i, at in enumerate(ats):
+            if at in failed_ats:
+                self.tied[at].append((starts[i], i))
+
+    def between(self, lo: _Key, hi: _Key | None) -> bool:
+        """Is there one after `lo` and before `hi` (None: after `lo` at all)?"""
+        found = self.sorted
+        if hi is None:
+            if bisect_right(found, lo[0]) < len(found):
+                return True
+        elif hi[0] > lo[0] and bisect_left(found, hi[0]) > bisect_right(found, lo[0]):
+            return True
+        for at in {lo[0], hi[0]} if hi is not None else (lo[0],):
+            for start, i in self.tied.get(at, ()):
+                if lo < (at, start, i) and (hi is None or (at, start, i) < hi):
+                    return True
+        return False
+
+
 def _summary(decided: int, failed: list[Turn]) -> dict:
     classes = Counter(t.error_class or "other" for t in failed)
     return {
@@ -86,67 +309,6 @@ def _summary(decided: int, failed: list[Turn]) -> dict:
         "lost_minutes": round(sum((t.duration_ms or 0) for t in failed) / 60000, 1),
         "lost_tokens": sum(t.tokens for t in failed),
     }
-
-
-_VARIANT = attrgetter("model", "effort", "fast")
-
-
-def _by_variant(turns: list[Turn]) -> tuple[Counter, dict[tuple, list[Turn]]]:
-    """Turns per (model, effort, Fast), and the failed ones. Counted in C (Counter over an
-    attrgetter): only the failures, a small share, are walked in Python."""
-    counts: Counter = Counter()
-    for (model, effort, fast), n in Counter(map(_VARIANT, turns)).items():
-        counts[(model or "unknown", effort, fast)] += n
-    failed: dict[tuple, list[Turn]] = defaultdict(list)
-    for t in [t for t in turns if t.outcome == "failed"]:
-        failed[(t.model or "unknown", t.effort, t.fast)].append(t)
-    return counts, failed
-
-
-def model_stats(turns: Iterable[Turn], now: float) -> dict:
-    """Per model, and per model x effort x Fast, over 1 h / 24 h / 7 d / all."""
-    finished = _finished(turns)
-    stop = bisect_right(finished.ats, now + 60)
-    windows = {
-        name: _by_variant(finished if span is None else
-                          finished[bisect_left(finished.ats, now - span, 0, stop):stop])
-        for name, span in WINDOWS.items()
-    }
-    variants = sorted(windows["all"][0], key=lambda key: tuple(map(str, key)))
-    models = sorted({key[0] for key in variants})
-
-    def of_model(model: str, counts: Counter, failed: dict) -> dict:
-        keys = [key for key in variants if key[0] == model]
-        return _summary(sum(counts[k] for k in keys), [t for k in keys for t in failed.get(k, ())])
-
-    def of_variant(key: tuple, counts: Counter, failed: dict) -> dict:
-        return _summary(counts[key], failed.get(key, []))
-
-    return {
-        "models": [{"model": m, **{name: of_model(m, *w) for name, w in windows.items()}}
-                   for m in models],
-        "variants": [{"model": m, "effort": e, "fast": f,
-                      **{name: of_variant((m, e, f), *w) for name, w in windows.items()}}
-                     for m, e, f in variants],
-    }
-
-
-def hour_of_week(turns: Iterable[Turn], tz: tzinfo | None = None) -> dict:
-    """7 x 24 grids (Monday first, local time) of turns and failures."""
-    turns_grid = [[0] * 24 for _ in range(7)]
-    fail_grid = [[0] * 24 for _ in range(7)]
-    finished = _finished(turns)
-    # Counted per quarter hour (every zone's offset is a whole number of them), then each
-    # quarter placed once: far fewer quarters than turns in a long history.
-    turns_per_quarter = Counter([int(at // 900) for at in finished.ats])
-    fails_per_quarter = Counter([int(at // 900) for t, at in zip(finished, finished.ats)
-                                 if t.outcome == "failed"])
-    slot = _LocalSlots(tz)
-    for grid, per_quarter in ((turns_grid, turns_per_quarter), (fail_grid, fails_per_quarter)):
-        for quarter, n in per_quarter.items():
-            day, hour = slot(quarter * 900)
-            grid[day][hour] += n
-    return {"turns": turns_grid, "failures": fail_grid, "quietest": quietest_hours(fail_grid, turns_grid)}
 
 
 class _LocalSlots:
@@ -181,50 +343,6 @@ def quietest_hours(failures: list[list[int]], turns: list[list[int]], n: int = 5
     return [[d, h] for d, h in ranked[:n]]
 
 
-def sessions_running(turns: Iterable[Turn]) -> list[str]:
-    return sorted({t.session_id for t in turns if t.live})
-
-
-def parser_health(health: Iterable[FileHealth]) -> dict:
-    # `lines` counts the lines read one by one; skimmed files (quiet ones, first read)
-    # contribute only the lines around their turn boundaries, so "understood" is the share
-    # of checked lines.
-    by_version: dict[str, list[FileHealth]] = {}
-    for h in health:
-        by_version.setdefault(h.cli_version or "unknown", []).append(h)
-    rows = {version: _health_row(files) for version, files in sorted(by_version.items())}
-    unreadable = sum(h.error is not None for files in by_version.values() for h in files)
-    total = {
-        "files": sum(r["files"] for r in rows.values()),
-        "lines": sum(r["lines"] for r in rows.values()),
-        "malformed": sum(r["malformed"] for r in rows.values()),
-        "oversized": sum(r["oversized"] for r in rows.values()),
-        "unknown_lines": sum(sum(r["unknown_types"].values()) for r in rows.values()),
-        "unsupported_files": sum(r["unsupported_files"] for r in rows.values()),
-        "unreadable_files": unreadable,
-        "skimmed_files": sum(r["skimmed_files"] for r in rows.values()),
-    }
-    bad = total["malformed"] + total["unknown_lines"]
-    total["understood"] = round(1 - bad / total["lines"], 4) if total["lines"] else None
-    return {**total, "by_version": rows}
-
-
-def _health_row(files: list[FileHealth]) -> dict:
-    unknown: Counter = Counter()
-    for h in files:
-        if h.unknown_types:
-            unknown.update(h.unknown_types)
-    return {
-        "files": len(files),
-        "lines": sum(h.lines for h in files),
-        "malformed": sum(h.malformed for h in files),
-        "oversized": sum(h.oversized for h in files),
-        "unknown_types": dict(unknown),
-        "unsupported_files": sum(h.unsupported for h in files),
-        "skimmed_files": sum(h.skimmed for h in files),
-    }
-
-
 def episode_json(ep: Episode) -> dict:
     return {
         "id": ep.id,
@@ -235,28 +353,4 @@ def episode_json(ep: Episode) -> dict:
         "models": ep.models,
         "sessions": ep.sessions,
         "ongoing": ep.ongoing,
-    }
-
-
-def compute_stats(
-    turns: list[Turn], health: Iterable[FileHealth], now: float, tz: tzinfo | None = None,
-    unknown_error_infos: dict[str, int] | None = None,
-) -> dict:
-    """Everything `codexwatch stats --json` prints."""
-    outcomes: dict[str, int] = defaultdict(int)
-    for t in turns:
-        outcomes[t.outcome] += 1
-    finished = _finished(turns)
-    eps = episodes(finished)
-    current = current_of(eps, now)
-    return {
-        "generated_at": iso_utc(now),
-        "turns": len(turns),
-        "outcomes": dict(outcomes),
-        **model_stats(finished, now),
-        "hour_of_week": hour_of_week(finished, tz),
-        "episodes": [episode_json(e) for e in eps],
-        "current_episode": current.id if current else None,
-        "sessions_running": sessions_running(turns),
-        "parser": {**parser_health(health), "unknown_error_infos": unknown_error_infos or {}},
     }

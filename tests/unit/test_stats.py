@@ -95,3 +95,64 @@ def test_compute_stats_is_json_ready():
     stats = compute_stats([turn(1, T0, "failed", "capacity")], [], T0 + 10, timezone.utc)
     assert stats["current_episode"] == stats["episodes"][0]["id"]
     orjson.dumps(stats)
+
+
+# -- the fold: parts added one file at a time give the figures of the whole list ---------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from codexwatch.core.stats import StatsFold  # noqa: E402
+
+
+def _reference_episodes(files, gap=30 * 60):
+    """The episodes as the statistics first defined them, over one list: all turns by start
+    (stably), the finished ones then by time (stably), walked in that order."""
+    turns = sorted((t for f in files for t in f), key=lambda t: t.started_at or t.at)
+    finished = sorted((t for t in turns if t.outcome in ("ok", "failed")), key=lambda t: t.at)
+    out, run, last = [], [], 0.0
+    for t in finished:
+        if t.outcome == "ok":
+            if run:
+                out.append(([x.turn_id for x in run], False))
+                run = []
+            continue
+        if run and t.at - last > gap:
+            out.append(([x.turn_id for x in run], False))
+            run = []
+        run.append(t)
+        last = t.at
+    if run:
+        out.append(([x.turn_id for x in run], True))
+    return out
+
+
+# Few distinct times and starts, so that ties (between failures and successes, and
+# between files) are common.
+_turns = st.lists(
+    st.tuples(st.sampled_from(["ok", "failed", "aborted"]), st.sampled_from([0, 60, 2000, 4000]),
+              st.sampled_from([0, 1, 30]), st.sampled_from([None, "m1", "m2"])),
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_turns, max_size=5))
+def test_fold_file_by_file_equals_the_whole_list(files):
+    n = 0
+    built = []
+    for f in files:
+        part = []
+        for outcome, at, lead, model in f:
+            n += 1
+            part.append(Turn(session_id="s", turn_id=f"t{n}", file=f"f{len(built)}", model=model,
+                             started_at=T0 + at - lead, ended_at=T0 + at, outcome=outcome,
+                             error_class="capacity" if outcome == "failed" else None))
+        built.append(part)
+    fold = StatsFold(T0 + 3000)
+    for part in built:
+        fold.add(part)
+    got = [([t.turn_id for t in e.failures], e.ongoing) for e in fold.episodes()]
+    assert got == _reference_episodes(built)
+    whole = sorted((t for f in built for t in f), key=lambda t: t.started_at or t.at)
+    assert fold.model_stats() == model_stats(whole, T0 + 3000)
+    assert fold.hour_of_week() == hour_of_week(whole)
