@@ -7,6 +7,7 @@ import time
 from typing import Callable
 
 from codexwatch.config import Settings, parse_duration
+from codexwatch.core.stats import StatsFold
 from codexwatch.sources.history import History, load_history
 
 
@@ -20,7 +21,9 @@ class HomeUnreadable(Exception):
 _LOADED: list[History] = []
 
 
-def load(settings: Settings, now: float | None = None, progress: Callable | None = None) -> History:
+def load(settings: Settings, now: float | None = None, progress: Callable | None = None,
+         fold: StatsFold | None = None) -> History:
+    """`fold`: take the history into these statistics only (History.fold)."""
     now = time.time() if now is None else now
     history = load_history(
         settings.codex_home,
@@ -30,6 +33,7 @@ def load(settings: Settings, now: float | None = None, progress: Callable | None
         progress=progress,
         cache_dir=settings.cache_dir,
         parallel=True,
+        fold=fold,
     )
     if history.home_problem is not None:
         raise HomeUnreadable(history.home_problem)

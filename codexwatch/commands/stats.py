@@ -9,20 +9,19 @@ from datetime import datetime
 import orjson
 
 from codexwatch.commands.common import HomeUnreadable, fail, load, table
-from codexwatch.core.stats import compute_stats
+from codexwatch.core.stats import StatsFold
 
 _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
 
 def run(args, settings) -> int:
     now = time.time()
+    fold = StatsFold(now)
     try:
-        history = load(settings, now)
+        load(settings, now, fold=fold)  # a file at a time: memory does not grow with the history
     except HomeUnreadable as exc:
         return fail(str(exc))
-    stats = compute_stats(
-        history.turns, history.health(), now, unknown_error_infos=history.unknown_error_infos()
-    )
+    stats = fold.result()
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(stats) + b"\n")
         sys.stdout.flush()

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import gc
 import os
+from collections import Counter
+from contextlib import contextmanager, nullcontext
 from itertools import chain
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from codexwatch.core.classify import classify
 from codexwatch.core.models import FileHealth, Turn
+from codexwatch.core.stats import StatsFold
 from codexwatch.sources import logdb
 from codexwatch.sources.index import IndexCache, default_cache_dir, index_path
-from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer
+from codexwatch.sources.reader import ReadJob, RolloutReader, read_jobs
 
 ROLLOUT_DIRS = ("sessions", "archived_sessions")
 # Files written this recently are read line by line (every line checked, unknown line types
@@ -107,51 +109,85 @@ class History:
 
     def load(self, now: float, progress: Progress | None = None, skim: bool = True,
              workers: int | None = None) -> None:
-        """The first full read: what the index already holds is taken from it and only
-        appended bytes are read; other files are read whole (skimmed when quiet for a day),
-        by several processes when there are many."""
-        self.now = now
-        cutoff = self.cutoff(now)
-        # With nothing indexed to compare with and no age to filter by, a file's size and
-        # time are taken when it is opened: listing thousands of files is five times faster.
-        look = cutoff is not None or (self.index is not None and not self.index.empty())
-        files = find_rollouts(self.home, cutoff, stat=look)
-        found = {f.path for f in files}
-        with _gc_paused():
-            cached = self.index.load(found) if self.index is not None else {}
-        jobs, grown = [], []
-        for f in files:
-            reader = cached.get(f.path)
-            if reader is not None and reader.identity == f.identity and f.size >= reader.offset:
-                self.readers[f.path] = reader
-                if f.size != reader.offset or f.mtime != reader.mtime:
-                    grown.append(f.path)
-            else:
-                jobs.append(ReadJob(f.path, skim, f.size, now - HOT_SECONDS))
-        self._read_new_files(jobs, workers, progress)
-        self.refresh(grown)
-        # Grown or only touched (a new mtime, nothing appended): either way the index learns
-        # the file as it is now, or every later start would look at it again.
-        self._dirty.update(grown)
-        self._dirty.update(job.path for job in jobs)
-        if self.index is not None:
-            self.save_index()
-            self.index.forget([p for p in self.index.paths() - found if not os.path.exists(p)])
+        """The first full read: every file's reader, kept to follow the files from here."""
+        for reader in self._first_read(now, progress, skim, workers):
+            self.readers[reader.path] = reader
         self._cached = None
 
-    def _read_new_files(self, jobs: list[ReadJob], workers: int | None, progress: Progress | None) -> None:
-        workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-        with _gc_paused():
-            if workers > 1 and sum(job.weight for job in jobs) >= PARALLEL_MIN_BYTES:
-                from codexwatch.sources import parallel  # helper processes: only when they pay
+    def fold(self, now: float, into: StatsFold, progress: Progress | None = None,
+             workers: int | None = None) -> None:
+        """The first full read, into statistics only: each file's turns are folded in and
+        its reader let go, so memory does not grow with the history (for `stats`)."""
+        seen: set[str] = set()
+        cutoff = self.cutoff(now)
+        part: list[Turn] = []
+        for reader in self._first_read(now, progress, True, workers):
+            part += reader.turns(now)
+            into.add_health(reader.health())
+            if reader.assembler.unknown_infos:
+                into.add_unknown_infos(reader.assembler.unknown_infos)
+            if len(part) >= _FOLD_TURNS:
+                into.add(_fresh(part, seen, cutoff))
+                part = []
+        into.add(_fresh(part, seen, cutoff))
+        self._add_log_causes(into.failed)
 
-                parallel.read_all(jobs, workers, self.readers, progress)
-                return
-            whole = WholeFileBuffer()
-            for done, job in enumerate(jobs, 1):
-                self.refresh_file(job.path, whole, job.skim, job.quiet_before)
-                if progress is not None:
-                    progress(done, len(jobs))
+    def _first_read(self, now: float, progress: Progress | None, skim: bool,
+                    workers: int | None) -> Iterator[RolloutReader]:
+        """Every file's reader as of `now`, in path order. What the index holds is taken
+        from it, a folder at a time, and only appended bytes are read; other files are read
+        whole (skimmed when quiet for a day), by several processes when there are many.
+        The index learns each folder as soon as its last file is handed on."""
+        self.now = now
+        cutoff = self.cutoff(now)
+        known = self.index.catalog() if self.index is not None else {}
+        # With nothing indexed to compare with and no age to filter by, a file's size and
+        # time are taken when it is opened: listing thousands of files is five times faster.
+        files = find_rollouts(self.home, cutoff, stat=cutoff is not None or bool(known))
+        jobs, grown = [], set()
+        for f in files:
+            was = known.get(f.path)
+            if was is not None and was[2] == f.identity and f.size >= was[0]:
+                if f.size != was[0] or f.mtime != was[1]:
+                    grown.add(f.path)
+            else:
+                jobs.append(ReadJob(f.path, skim, f.size, now - HOT_SECONDS))
+        new = {job.path for job in jobs}
+        fresh = self._read_new_files(jobs, workers)
+        folders = _Folders(self.index, files)
+        read = 0
+        with _gc_paused(), (self.index.writing() if self.index is not None else nullcontext()):
+            for f in files:
+                changed = True
+                if f.path in new:
+                    reader = next(fresh)
+                    read += 1
+                    if progress is not None:
+                        progress(read, len(jobs))
+                elif (reader := folders.reader(f.path)) is None:  # its row did not load
+                    reader = RolloutReader(f.path)
+                    reader.read_new(None, skim, now - HOT_SECONDS)
+                elif f.path in grown:
+                    reader.read_new()
+                else:
+                    changed = False
+                yield reader
+                # Grown or only touched (a new mtime, nothing appended): either way the
+                # index learns the file as it is now, or every later start would look again.
+                folders.done(f.path, reader, changed)
+            for _ in fresh:  # none is left: this lets helper processes end and be waited for
+                pass
+            if self.index is not None:
+                found = {f.path for f in files}
+                self.index.forget([p for p in known if p not in found and not os.path.exists(p)])
+
+    def _read_new_files(self, jobs: list[ReadJob], workers: int | None) -> Iterator[RolloutReader]:
+        workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+        if workers > 1 and sum(job.weight for job in jobs) >= PARALLEL_MIN_BYTES:
+            from codexwatch.sources import parallel  # helper processes: only when they pay
+
+            return parallel.read_in_order(jobs, workers)
+        return read_jobs(jobs)
 
     def save_index(self) -> None:
         """Write what changed since the last save (the app calls this now and then)."""
@@ -160,13 +196,12 @@ class History:
         self.index.save(self.readers[p] for p in self._dirty if p in self.readers)
         self._dirty.clear()
 
-    def refresh_file(self, path: str, whole: WholeFileBuffer | None = None, skim: bool = False,
-                     quiet_before: float | None = None) -> bool:
+    def refresh_file(self, path: str) -> bool:
         """Read what was appended to one file; True when anything changed."""
         reader = self.readers.get(path)
         if reader is None:
             reader = self.readers[path] = RolloutReader(path)
-        changed = reader.read_new(whole, skim, quiet_before).changed
+        changed = reader.read_new().changed
         if changed:
             self._cached = None
             self._dirty.add(path)
@@ -198,14 +233,8 @@ class History:
     def turns_at(self, now: float) -> list[Turn]:
         cutoff = self.cutoff(now)
         readers = self.readers
-        turns = list(chain.from_iterable(readers[p].turns(now) for p in sorted(readers)))
-        if len(set(map(_TURN_ID, turns))) != len(turns):  # a fork or sub-agent replayed some
-            by_id: dict[str, Turn] = {}
-            for turn in turns:
-                by_id.setdefault(turn.turn_id, turn)  # the first file (in path order) keeps it
-            turns = list(by_id.values())
-        if cutoff is not None:
-            turns = [t for t in turns if t.at >= cutoff or t.live]
+        turns = _fresh(list(chain.from_iterable(readers[p].turns(now) for p in sorted(readers))),
+                       set(), cutoff)
         self._add_log_causes(turns)
         # By start; equal starts keep path order, then their order in the file (sorts are
         # stable). With a start for every turn, as good as always, the key is read in C.
@@ -240,6 +269,63 @@ class History:
             for key, n in reader.assembler.unknown_infos.items():
                 counts[key] = counts.get(key, 0) + n
         return counts
+
+
+class _Folders:
+    """The index's rows, a folder at a time: a row is taken when its folder's first file is
+    wanted, and let go (with the folder's changed files saved) once its last one is done."""
+
+    def __init__(self, index: IndexCache | None, files: list[RolloutFile]) -> None:
+        self.index = index
+        self.left = Counter(os.path.dirname(f.path) for f in files)
+        self.states: dict[str, dict] = {}
+        self.changed: dict[str, list[RolloutReader]] = {}
+
+    def reader(self, path: str) -> RolloutReader | None:
+        """The reader the index holds for `path`, None if its row did not load."""
+        if self.index is None:
+            return None
+        folder = os.path.dirname(path)
+        if folder not in self.states:
+            self.states[folder] = self.index.folder(folder)
+        state = self.states[folder].pop(path, None)
+        try:
+            return RolloutReader.from_state(state) if state is not None else None
+        except Exception:  # noqa: BLE001 - a bad state only costs a re-read of its file
+            self.index.problem = "some index rows did not load; those files were read again"
+            return None
+
+    def done(self, path: str, reader: RolloutReader, changed: bool) -> None:
+        folder = os.path.dirname(path)
+        if changed and self.index is not None:
+            self.changed.setdefault(folder, []).append(reader)
+        self.left[folder] -= 1
+        if not self.left[folder]:
+            self.states.pop(folder, None)
+            if folder in self.changed:
+                self.index.save(self.changed.pop(folder))
+
+
+_FOLD_TURNS = 4096  # turns folded at a time: fewer, larger parts cost less
+
+
+def _fresh(turns: list[Turn], seen: set[str], cutoff: float | None) -> list[Turn]:
+    """The turns not `seen` before, within the window. Forks and sub-agent files replay
+    their parent's turns: the first file (in path order) to have a turn id keeps it."""
+    ids = list(map(_TURN_ID, turns))
+    unique = set(ids)
+    if len(unique) == len(ids) and seen.isdisjoint(unique):  # as for nearly every part
+        seen |= unique
+    else:
+        kept = []
+        for turn, turn_id in zip(turns, ids):
+            if turn_id not in seen:
+                seen.add(turn_id)
+                kept.append(turn)
+        turns = kept
+    if cutoff is not None:
+        turns = [t for t in turns if t.at >= cutoff or t.live]
+    return turns
 
 
 @contextmanager
@@ -277,15 +363,19 @@ def load_history(
     progress: Progress | None = None,
     cache_dir: Path | None = None,
     parallel: bool = False,
+    fold: StatsFold | None = None,
 ) -> History:
-    """`parallel`: read a large history with helper processes too. Only for programs whose
-    main module may be imported again by them (codexwatch's own commands): a script that
-    calls this without an `if __name__ == "__main__":` guard would run again in each."""
+    """`parallel`: read a large history with forked helper processes too. `fold`: take the
+    history into these statistics only, keeping none of it (History.fold)."""
     history = History(home=Path(home), since_seconds=since_seconds)
     if history.home_problem is None:
         if use_cache:
             history.index = open_index(Path(home), cache_dir)
-        history.load(now, progress, workers=None if parallel else 1)
+        workers = None if parallel else 1
+        if fold is not None:
+            history.fold(now, fold, progress, workers)
+        else:
+            history.load(now, progress, workers=workers)
     return history
 
 

@@ -4,9 +4,11 @@ what changed.
 One SQLite file per Codex home in the user's cache directory (never inside the Codex home).
 A row per folder of rollouts (Codex makes one per day) holds the states of its files' readers
 (offsets, counts, turns) as one marshal blob: a few hundred rows load several times faster
-than a row per file, since marshal shares the strings repeated within a blob (and a warm
-start is mostly this load). Saving a file rewrites its folder's row. The index is only a
-cache: anything odd about it (another schema, another engine, a corrupt file, a row that
+than a row per file, since marshal shares the strings repeated within a blob. Beside it, a
+small blob says what each file was when read (offset, mtime, identity): a start looks at all
+of those first, to know what to read again, and then takes the states a folder at a time, so
+a history need not be held whole. Saving a file rewrites its folder's row. The index is only
+a cache: anything odd about it (another schema, another engine, a corrupt file, a row that
 does not load) means it is rebuilt, never trusted.
 """
 
@@ -14,19 +16,20 @@ from __future__ import annotations
 
 import functools
 import marshal
+from contextlib import contextmanager
 import os
 import sqlite3
 import sys
 import zlib
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import codexwatch
 from codexwatch.core import classify, models, parse, turns
 from codexwatch.sources import reader as reader_module
 from codexwatch.sources.reader import RolloutReader
 
-SCHEMA = 2
+SCHEMA = 3
 
 
 @functools.cache
@@ -63,7 +66,8 @@ class IndexCache:
         self.path = path
         self.problem: str | None = None  # why the index was rebuilt, for the health view
         self._conn: sqlite3.Connection | None = None
-        self._paths: set[str] = set()  # every file the index holds, as of the last load
+        self._paths: set[str] = set()  # every file the index holds, as of the last look
+        self._writing = False  # inside writing(): saves join one transaction
 
     # -- opening ------------------------------------------------------------------------
 
@@ -95,7 +99,7 @@ class IndexCache:
         return conn
 
     def _create(self, conn: sqlite3.Connection) -> None:
-        conn.execute("CREATE TABLE IF NOT EXISTS packs (folder TEXT PRIMARY KEY, states BLOB)")
+        conn.execute("CREATE TABLE IF NOT EXISTS packs (folder TEXT PRIMARY KEY, files BLOB, states BLOB)")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('engine', ?)", (engine_fingerprint(),))
 
     def _recreate(self) -> sqlite3.Connection:
@@ -108,31 +112,60 @@ class IndexCache:
 
     # -- reading and writing ------------------------------------------------------------
 
-    def load(self, wanted: set[str] | None = None) -> dict[str, RolloutReader]:
-        """The readers the index holds (those of `wanted` paths only, if given); rows that do
-        not load are left out. Rows are read one at a time: all of a large index's blobs at
-        once would add their size to the peak."""
-        out: dict[str, RolloutReader] = {}
+    def catalog(self) -> dict[str, tuple]:
+        """What each file the index holds was when read: path -> (offset, mtime, identity).
+        Rows that do not load are left out (their files are read again)."""
+        out: dict[str, tuple] = {}
         try:
-            for _, blob in self._connect().execute("SELECT folder, states FROM packs"):
-                self._restore(blob, wanted, out)
+            for (blob,) in self._connect().execute("SELECT files FROM packs"):
+                try:
+                    files = marshal.loads(blob)
+                    out.update((path, (offset, mtime, tuple(identity) if identity else None))
+                               for path, (offset, mtime, identity) in files.items())
+                except Exception:  # noqa: BLE001 - a bad row only costs a re-read of its files
+                    self.problem = "some index rows did not load; those files were read again"
         except sqlite3.DatabaseError as exc:
             self.problem = f"index unreadable ({exc}); rebuilt"
             self.close()
             self._conn = self._recreate()
             out.clear()
-        self.close()  # no connection is carried into the helper processes forked next
+        self._paths = set(out)
+        if not self._writing:
+            self.close()  # no connection is carried into the helper processes forked next
         return out
 
-    def _restore(self, blob: bytes, wanted: set[str] | None, out: dict[str, RolloutReader]) -> None:
+    def folder(self, folder: str) -> dict[str, dict]:
+        """The reader states of one folder's files, by path ({} if the row does not load):
+        each becomes a reader through RolloutReader.from_state."""
         try:
-            states = marshal.loads(blob)
-            self._paths.update(states)
-            for path, state in states.items():
-                if wanted is None or path in wanted:
-                    out[path] = RolloutReader.from_state(state)
+            row = self._connect().execute("SELECT states FROM packs WHERE folder = ?", (folder,)).fetchone()
+            states = marshal.loads(row[0]) if row is not None else {}
+            if not isinstance(states, dict):
+                raise ValueError("not a folder's states")
+            return states
         except Exception:  # noqa: BLE001 - a bad row only costs a re-read of its files
             self.problem = "some index rows did not load; those files were read again"
+            return {}
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """One connection and one transaction for every save inside: a first read saves
+        its folders one at a time, as it finishes them."""
+        try:
+            self._connect().execute("BEGIN")
+        except sqlite3.Error as exc:
+            self.problem = f"index not saved: {exc}"
+        self._writing = True
+        try:
+            yield
+        finally:
+            self._writing = False
+            try:
+                if self._conn is not None and self._conn.in_transaction:
+                    self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self.problem = f"index not saved: {exc}"
+            self.close()
 
     def save(self, readers: Iterable[RolloutReader]) -> None:
         by_folder: dict[str, list[RolloutReader]] = {}
@@ -140,13 +173,6 @@ class IndexCache:
             if r.error is None:
                 by_folder.setdefault(os.path.dirname(r.path), []).append(r)
         self._update(by_folder, {})
-
-    def empty(self) -> bool:
-        """Whether the index holds nothing yet (a first run, or one rebuilt)."""
-        try:
-            return self._connect().execute("SELECT 1 FROM packs LIMIT 1").fetchone() is None
-        except sqlite3.DatabaseError:
-            return True  # load() rebuilds it
 
     def paths(self) -> set[str]:
         """The files the index held when it was last loaded, and those saved since."""
@@ -167,7 +193,8 @@ class IndexCache:
             return
         try:
             conn = self._connect()
-            conn.execute("BEGIN")
+            if not self._writing:
+                conn.execute("BEGIN")
             for folder in folders:
                 states = self._pack(conn, folder)
                 states.update((r.path, r.export_state()) for r in changed.get(folder, ()))
@@ -175,11 +202,15 @@ class IndexCache:
                     states.pop(path, None)
                 self._paths.update(r.path for r in changed.get(folder, ()))
                 self._paths.difference_update(gone.get(folder, ()))
-                conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?)", (folder, marshal.dumps(states)))
-            conn.execute("COMMIT")
+                files = {path: (st["offset"], st["mtime"], st["identity"]) for path, st in states.items()}
+                conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?)",
+                             (folder, marshal.dumps(files), marshal.dumps(states)))
+            if not self._writing:
+                conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self.problem = f"index not saved: {exc}"  # a cache that cannot be written is no cache
-        self.close()
+        if not self._writing:
+            self.close()
 
     @staticmethod
     def _pack(conn: sqlite3.Connection, folder: str) -> dict:

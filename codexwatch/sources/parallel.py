@@ -5,6 +5,9 @@ pipe that holds every batch's number, so both cores stay busy to the end whateve
 costs, and nobody has to hand work out: a busy process cannot answer requests quickly. A
 helper sends each batch's readers back as soon as it is read (a reader is small once read:
 offsets, counts and the turns), and this process takes them in between its own batches.
+Readers are handed on in the order of the jobs, so that whoever takes them (the statistics,
+folding a file at a time) can let each go at once: only batches read ahead of the one
+awaited are held.
 
 Helpers are forked: they start at once with everything already imported, and nothing else
 (no multiprocessing machinery, a sixtieth of a cold start) has to load first. Where there
@@ -18,24 +21,15 @@ import marshal
 import os
 import select
 import threading
-from typing import Callable
+from typing import Iterator
 
-from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer
+from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
 
 BATCH_BYTES = 4 << 20
 _NUMBER = 4  # bytes of a batch number in the claims pipe
 _MAX_BATCHES = 4_000  # numbers that fit in any pipe (16 KiB on macOS) before anyone reads one
 _LENGTH = 8  # bytes of the length before each batch a helper sends
-
-
-def _read_batch(jobs: list[ReadJob], whole: WholeFileBuffer | None = None) -> list[RolloutReader]:
-    whole = whole or WholeFileBuffer()
-    readers = []
-    for job in jobs:
-        reader = RolloutReader(job.path)
-        reader.read_new(whole, job.skim, job.quiet_before)
-        readers.append(reader)
-    return readers
+_AHEAD = 8  # batches read ahead of the one awaited, at most: what waits costs memory
 
 
 def _batches(jobs: list[ReadJob]) -> list[list[ReadJob]]:
@@ -63,7 +57,7 @@ def _help(batches: list[list[ReadJob]], claims: int, out: int) -> None:
     whole = WholeFileBuffer()
     while (index := _claim(claims)) is not None:
         # Plain values through marshal cross the process boundary far faster than pickles.
-        blob = marshal.dumps([r.export_state() for r in _read_batch(batches[index], whole)])
+        blob = marshal.dumps((index, [r.export_state() for r in read_jobs(batches[index], whole)]))
         _write_all(out, len(blob).to_bytes(_LENGTH, "little") + blob)
 
 
@@ -83,13 +77,6 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
         parts.append(part)
         got += len(part)
     return b"".join(parts)
-
-
-def _received(fd: int) -> list[dict] | None:
-    """The next batch a helper sent, None once it has sent all it will."""
-    head = _read_exactly(fd, _LENGTH)
-    blob = _read_exactly(fd, int.from_bytes(head, "little")) if head is not None else None
-    return marshal.loads(blob) if blob is not None else None
 
 
 def _can_fork() -> bool:
@@ -112,60 +99,89 @@ def _start_helper(batches: list[list[ReadJob]], claims: int) -> tuple[int, int]:
     return pid, receive
 
 
-def read_all(
-    jobs: list[ReadJob],
-    workers: int,
-    into: dict[str, RolloutReader],
-    progress: Callable[[int, int], None] | None = None,
-) -> None:
-    """Read every job with `workers - 1` helper processes and this one."""
-    whole = WholeFileBuffer()
-
-    def take(readers) -> None:
-        for reader in readers:
-            into[reader.path] = reader
-        if progress is not None:
-            progress(len(into), len(jobs))
-
-    def take_sent(fd: int) -> None:
-        """One batch from a helper; once it has sent all, it is waited for."""
-        states = _received(fd)
-        if states is None:
-            pid = sending.pop(fd)
-            os.close(fd)
-            os.waitpid(pid, 0)
-        else:
-            take(RolloutReader.from_state(state) for state in states)
-
+def read_in_order(jobs: list[ReadJob], workers: int) -> Iterator[RolloutReader]:
+    """Every job's reader, in the order of `jobs`, read by `workers - 1` helper processes
+    and this one. The helpers start now, before the first reader is asked for."""
     batches = _batches(jobs)
-    sending: dict[int, int] = {}  # the pipe a helper's batches come through -> its pid
-    claims = -1
-    try:
-        if workers > 1 and len(batches) > 1 and _can_fork():
-            claims, fill = os.pipe()
+    if workers < 2 or len(batches) < 2 or not _can_fork():
+        return read_jobs(jobs)
+    return _Crew(batches, workers).readers()
+
+
+class _Crew:
+    """This process and its helpers, reading the batches; hands readers on in order."""
+
+    def __init__(self, batches: list[list[ReadJob]], workers: int) -> None:
+        self.batches = batches
+        self.done: dict[int, list[RolloutReader]] = {}  # read, not yet handed on
+        self.sending: dict[int, int] = {}  # the pipe a helper's batches come through -> its pid
+        self.whole = WholeFileBuffer()
+        self.claims, fill = os.pipe()
+        try:
             _write_all(fill, b"".join(i.to_bytes(_NUMBER, "little") for i in range(len(batches))))
+        finally:
             os.close(fill)  # read to its end, the pipe says every batch is claimed
+        self.claimable = True
+        self.next = 0  # the batch awaited
+        try:
             for _ in range(workers - 1):
-                pid, fd = _start_helper(batches, claims)
-                sending[fd] = pid
-            while (index := _claim(claims)) is not None:
-                take(_read_batch(batches[index], whole))
-                while sending and (ready := select.select(list(sending), [], [], 0)[0]):
-                    for fd in ready:
-                        take_sent(fd)
-            while sending:
-                take_sent(next(iter(sending)))
-    except (OSError, ValueError, EOFError, TypeError):
-        pass  # a helper that died, or sent what does not load: its files are read below
-    finally:
-        for fd, pid in sending.items():  # helpers not done: stopped
-            _stop(pid)
-            os.close(fd)
-        if claims >= 0:
-            os.close(claims)
-    left = [job for job in jobs if job.path not in into]
-    if left:
-        take(_read_batch(left, whole))
+                pid, fd = _start_helper(batches, self.claims)
+                self.sending[fd] = pid
+        except OSError:
+            pass  # fewer helpers, or none: this process reads what they would have
+
+    def readers(self) -> Iterator[RolloutReader]:
+        try:
+            for number in range(len(self.batches)):
+                self.next = number
+                while number not in self.done:
+                    self._step(number)
+                yield from self.done.pop(number)
+            while self.sending:  # each helper ends its stream once the claims run out
+                self._take(next(iter(self.sending)))
+        finally:
+            for fd, pid in self.sending.items():  # helpers not done: stopped
+                _stop(pid)
+                os.close(fd)
+            self.sending.clear()
+            os.close(self.claims)
+
+    def _step(self, number: int) -> None:
+        """Bring batch `number` nearer: take what helpers sent, else read a batch here,
+        else wait for a helper; a batch whose helper is gone is read here."""
+        for fd in select.select(list(self.sending), [], [], 0)[0] if self.sending else ():
+            self._take(fd)
+        if number in self.done:
+            return
+        if self.claimable and len(self.done) < _AHEAD:
+            index = _claim(self.claims)
+            if index is None:
+                self.claimable = False
+            else:
+                self.done[index] = list(read_jobs(self.batches[index], self.whole))
+        elif self.sending:
+            self._take(select.select(list(self.sending), [], [])[0][0])
+        else:
+            self.done[number] = list(read_jobs(self.batches[number], self.whole))
+
+    def _take(self, fd: int) -> None:
+        """One batch from a helper; once it has sent all, it is waited for. A helper that
+        sends what does not load is stopped: its batches are read here."""
+        try:
+            head = _read_exactly(fd, _LENGTH)
+            blob = _read_exactly(fd, int.from_bytes(head, "little")) if head is not None else None
+            if blob is not None:
+                index, states = marshal.loads(blob)
+                readers = [RolloutReader.from_state(state) for state in states]
+                if index in range(self.next, len(self.batches)):
+                    self.done[index] = readers
+                return
+        except Exception:  # noqa: BLE001 - whatever a broken helper sent
+            _stop(self.sending[fd])
+        else:
+            os.waitpid(self.sending[fd], 0)
+        del self.sending[fd]
+        os.close(fd)
 
 
 def _stop(pid: int) -> None:

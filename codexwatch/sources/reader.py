@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 from codexwatch.core import parse as P
 from codexwatch.core.models import FileHealth, Turn
@@ -210,6 +210,15 @@ def _describe(exc: OSError) -> str:
     if isinstance(exc, PermissionError):
         return "permission denied"
     return exc.strerror or type(exc).__name__
+
+
+def read_jobs(jobs: Iterable[ReadJob], whole: "WholeFileBuffer | None" = None) -> Iterator[RolloutReader]:
+    """Read each job's file for the first time, here, one after the other."""
+    whole = whole or WholeFileBuffer()
+    for job in jobs:
+        reader = RolloutReader(job.path)
+        reader.read_new(whole, job.skim, job.quiet_before)
+        yield reader
 
 
 class WholeFileBuffer:

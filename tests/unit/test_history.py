@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 import time
 
+import pytest
+
 from codexwatch.sources.history import load_history
 from tests.conftest import REAL_CLI
 
@@ -66,3 +68,40 @@ def test_listing_by_name_finds_what_listing_with_stat_finds(tmp_path):
     named = find_rollouts(tmp_path, stat=False)
     assert [f.path for f in named] == [f.path for f in find_rollouts(tmp_path)]
     assert {(f.size, f.mtime, f.identity) for f in named} == {(None, None, None)}
+
+
+def _home_with_a_fork(tmp_path):
+    """Every real recording, and a fork: a later file that replays one session's turns."""
+    home = tmp_path / "codex"
+    for folder in REAL_CLI.iterdir():
+        if (folder / "sessions").is_dir():
+            shutil.copytree(folder / "sessions", home / "sessions", dirs_exist_ok=True)
+    parent = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
+    fork = home / "sessions" / "2099" / "01" / "01" / "rollout-2099-01-01T00-00-00-fork.jsonl"
+    fork.parent.mkdir(parents=True)
+    shutil.copy(parent, fork)
+    return home
+
+
+@pytest.mark.parametrize("since", [None, 7 * 86400])
+@pytest.mark.parametrize("cache", [False, True])
+def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, monkeypatch, since, cache):
+    from codexwatch.core.stats import StatsFold, compute_stats
+    from codexwatch.sources import history as history_module, parallel
+
+    home = _home_with_a_fork(tmp_path)
+    # Helper processes and many small batches, so readers arrive out of order and must be
+    # put back in path order.
+    monkeypatch.setattr(history_module, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    whole = load_history(home, since, NOW, use_cache=False)
+    expected = compute_stats(whole.turns, whole.health(), NOW,
+                             unknown_error_infos=whole.unknown_error_infos())
+    assert len({t.turn_id for t in whole.turns}) == len(whole.turns)
+    for _ in range(2 if cache else 1):  # with the index: written, then read
+        fold = StatsFold(NOW)
+        folded = load_history(home, since, NOW, use_cache=cache, cache_dir=tmp_path / "cache",
+                              parallel=True, fold=fold)
+        assert fold.result() == expected
+        assert folded.readers == {}  # nothing of the history is kept
+

@@ -163,6 +163,6 @@ def test_an_index_says_when_it_holds_nothing(home, tmp_path):
     from codexwatch.sources.history import open_index
 
     index = open_index(home, tmp_path / "cache")
-    assert index.empty()
+    assert not index.catalog()
     load_history(home, None, NOW, cache_dir=tmp_path / "cache")
-    assert not open_index(home, tmp_path / "cache").empty()
+    assert open_index(home, tmp_path / "cache").catalog()

@@ -9,7 +9,7 @@ import pytest
 
 from codexwatch.sources import parallel
 from codexwatch.sources.history import find_rollouts
-from codexwatch.sources.reader import ReadJob
+from codexwatch.sources.reader import ReadJob, read_jobs
 from tests.conftest import REAL_CLI
 
 NOW = time.time()
@@ -21,27 +21,38 @@ def jobs() -> list[ReadJob]:
     return [ReadJob(f.path, i % 2 == 0, f.size) for i, f in enumerate(files)]
 
 
-def turns_of(readers: dict) -> list:
-    return [(p, [(t.turn_id, t.outcome, t.error_class, t.tokens) for t in readers[p].turns(NOW)])
-            for p in sorted(readers)]
+def turns_of(readers) -> list:
+    return [(r.path, [(t.turn_id, t.outcome, t.error_class, t.tokens) for t in r.turns(NOW)])
+            for r in readers]
+
+
+def alone() -> list:
+    return turns_of(read_jobs(jobs()))
 
 
 @pytest.mark.parametrize("workers", [2, 3])
 def test_helpers_and_one_process_read_the_same(monkeypatch, workers):
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)  # a batch per file: every path is taken
-    alone = {r.path: r for r in parallel._read_batch(jobs())}
-    together: dict = {}
-    seen = []
-    parallel.read_all(jobs(), workers, together, lambda done, total: seen.append((done, total)))
-    assert turns_of(together) == turns_of(alone)
-    assert seen[-1] == (len(jobs()), len(jobs()))
+    assert turns_of(parallel.read_in_order(jobs(), workers)) == alone()
 
 
 def test_no_helper_processes_means_reading_here(monkeypatch):
     monkeypatch.setattr(parallel, "_can_fork", lambda: False)
-    readers: dict = {}
-    parallel.read_all(jobs(), 2, readers)
-    assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
+    assert turns_of(parallel.read_in_order(jobs(), 2)) == alone()
+
+
+def test_helpers_slower_than_this_process_still_hand_readers_on_in_order(monkeypatch):
+    parent = os.getpid()
+
+    def slow(jobs, whole=None):
+        if os.getpid() != parent:  # in a helper: this process claims and reads ahead meanwhile
+            time.sleep(0.1)
+        return read_jobs(jobs, whole)
+
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "read_jobs", slow)
+    monkeypatch.setattr(parallel, "_AHEAD", 2)
+    assert turns_of(parallel.read_in_order(jobs(), 3)) == alone()
 
 
 def _die_after_claiming(batches, claims, out) -> None:
@@ -58,9 +69,7 @@ def _send_garbage(batches, claims, out) -> None:
 def test_a_helper_that_fails_loses_nothing(monkeypatch, helper):
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
     monkeypatch.setattr(parallel, "_help", helper)
-    readers: dict = {}
-    parallel.read_all(jobs(), 2, readers)
-    assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
+    assert turns_of(parallel.read_in_order(jobs(), 2)) == alone()
 
 
 def test_no_fork_while_other_threads_run(monkeypatch):
@@ -75,12 +84,11 @@ def test_no_fork_while_other_threads_run(monkeypatch):
     other = threading.Thread(target=release.wait)
     other.start()
     try:
-        readers: dict = {}
-        parallel.read_all(jobs(), 2, readers)
+        read = turns_of(parallel.read_in_order(jobs(), 2))
     finally:
         release.set()
         other.join()
-    assert turns_of(readers) == turns_of({r.path: r for r in parallel._read_batch(jobs())})
+    assert read == alone()
 
 
 def test_batch_numbers_fit_in_the_claims_pipe():
