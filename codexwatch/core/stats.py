@@ -11,6 +11,7 @@ from typing import Iterable
 
 from codexwatch.core.models import ERROR_CLASSES, OUTCOMES, Episode, FileHealth, Turn
 from codexwatch.core.times import iso_utc
+from codexwatch.core.turns import turn_to_row, turns_from_rows
 
 EPISODE_GAP = 30 * 60  # a pause this long between failures starts a new episode
 CURRENT_WINDOW = 2 * 3600  # an ongoing episode this recent is the user's trouble "now"
@@ -95,7 +96,8 @@ class StatsFold:
         self._running: set[str] = set()
         self._ok_at = array("d")
         self._ok_start = array("d")
-        self._ok_variants = {name: Counter() for name in WINDOWS}  # raw (model, effort, fast)
+        self._ok_code = array("I")  # each one's variant: its place in _variants
+        self._variants: dict[tuple, int] = {}  # (model, effort, fast) as the turns say
         # (at, start, place, turn): place is the number of successful turns added before it,
         # less a half, comparable with a successful turn's position in _ok_at.
         self._failed: list[tuple[float, float, float, Turn]] = []
@@ -110,34 +112,22 @@ class StatsFold:
         self.turns += len(turns)
         self._outcomes.update(map(_OUTCOME, turns))
         self._running.update([t.session_id for t in turns if t.live])
-        ok: list[Turn] = []
-        ok_at, ok_start, failed = self._ok_at, self._ok_start, self._failed
+        ok_at, ok_start, ok_code, variants = self._ok_at, self._ok_start, self._ok_code, self._variants
+        failed = self._failed
         for t in turns:
             outcome = t.outcome
             if outcome == "ok":
-                ok.append(t)
                 at = t.ended_at or t.started_at or 0.0
                 ok_at.append(at)
                 ok_start.append(t.started_at or at)
+                code = variants.get(variant := (t.model, t.effort, t.fast))
+                if code is None:
+                    code = variants[variant] = len(variants)
+                ok_code.append(code)
             elif outcome == "failed":
                 at = t.ended_at or t.started_at or 0.0
                 failed.append((at, t.started_at or at, len(ok_at) - 0.5, t))
-        if ok:
-            self._count_windows(ok, ok_at[len(ok_at) - len(ok):])
         return self
-
-    def _count_windows(self, ok: list[Turn], ats) -> None:
-        counts = self._ok_variants
-        counts["all"].update(map(_VARIANT, ok))
-        newest, oldest = max(ats), min(ats)
-        for name, span in WINDOWS.items():
-            if span is None or newest < self.now - span:
-                continue
-            lo, hi = self.now - span, self.now + 60
-            if lo <= oldest and newest <= hi:
-                counts[name].update(map(_VARIANT, ok))
-            else:
-                counts[name].update([_VARIANT(t) for t, at in zip(ok, ats) if lo <= at <= hi])
 
     def add_health(self, h: FileHealth) -> None:
         row = self._health.get(h.cli_version or "unknown")
@@ -158,6 +148,39 @@ class StatsFold:
 
     def add_unknown_infos(self, counts: dict[str, int]) -> None:
         self._unknown_infos.update(counts)
+
+    def export_state(self) -> dict:
+        """Plain values (marshal-able) from which restore makes this fold again, for
+        any clock: what it holds does not depend on one. Export and store at once: the fold
+        goes on changing what it holds."""
+        return {
+            "turns": self.turns, "outcomes": dict(self._outcomes), "running": list(self._running),
+            "ok_at": self._ok_at.tobytes(), "ok_start": self._ok_start.tobytes(),
+            "ok_code": self._ok_code.tobytes(), "variants": list(self._variants),
+            "failed": [(at, start, place, turn_to_row(t)) for at, start, place, t in self._failed],
+            "health": self._health, "unreadable": self._unreadable,
+            "unknown_infos": dict(self._unknown_infos),
+        }
+
+    def restore(self, state: dict) -> "StatsFold":
+        """Take up, in this fold (a new one), what export_state gave; a state that does not
+        load raises, and leaves the fold as it was."""
+        ok_at, ok_start = array("d", state["ok_at"]), array("d", state["ok_start"])
+        ok_code = array("I", state["ok_code"])
+        if not len(ok_at) == len(ok_start) == len(ok_code):
+            raise ValueError("a fold's state of another shape")
+        rows = state["failed"]
+        turns = turns_from_rows([row[3] for row in rows])
+        failed = [(at, start, place, turn) for (at, start, place, _), turn in zip(rows, turns)]
+        variants = {tuple(v): code for code, v in enumerate(state["variants"])}
+        outcomes, running = Counter(state["outcomes"]), set(state["running"])
+        unknown_infos = Counter(state["unknown_infos"])
+        self.turns, self._unreadable = int(state["turns"]), int(state["unreadable"])
+        self._health = dict(state["health"])
+        self._ok_at, self._ok_start, self._ok_code = ok_at, ok_start, ok_code
+        self._variants, self._failed, self._outcomes = variants, failed, outcomes
+        self._running, self._unknown_infos = running, unknown_infos
+        return self
 
     @property
     def failed(self) -> list[Turn]:
@@ -183,7 +206,7 @@ class StatsFold:
         }
 
     def model_stats(self) -> dict:
-        windows = {name: self._by_variant(name, span) for name, span in WINDOWS.items()}
+        windows = {name: self._by_variant(span) for name, span in WINDOWS.items()}
         variants = sorted(windows["all"][0], key=lambda key: tuple(map(str, key)))
         models = sorted({key[0] for key in variants})
 
@@ -202,13 +225,19 @@ class StatsFold:
                          for m, e, f in variants],
         }
 
-    def _by_variant(self, name: str, span: float | None) -> tuple[Counter, dict[tuple, list[Turn]]]:
+    def _by_variant(self, span: float | None) -> tuple[Counter, dict[tuple, list[Turn]]]:
         """Finished turns per (model, effort, Fast) in one window, and the failed ones."""
+        lo, hi = (self.now - span, self.now + 60) if span is not None else (None, None)
+        if lo is None:
+            per_code = Counter(self._ok_code)
+        else:
+            per_code = Counter([code for at, code in zip(self._ok_at, self._ok_code) if lo <= at <= hi])
+        variant_of = list(self._variants)
         counts: Counter = Counter()
-        for (model, effort, fast), n in self._ok_variants[name].items():
+        for code, n in per_code.items():
+            model, effort, fast = variant_of[code]
             counts[(model or "unknown", effort, fast)] += n
         failed: dict[tuple, list[Turn]] = defaultdict(list)
-        lo, hi = (self.now - span, self.now + 60) if span is not None else (None, None)
         for at, _, _, t in self._failed:
             if lo is None or lo <= at <= hi:
                 key = (t.model or "unknown", t.effort, t.fast)

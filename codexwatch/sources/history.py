@@ -8,7 +8,9 @@ oldest, as files are read in path order) keeps it.
 from __future__ import annotations
 
 import gc
+import marshal
 import os
+from array import array
 from collections import Counter
 from contextlib import contextmanager, nullcontext
 from itertools import chain
@@ -110,18 +112,36 @@ class History:
     def load(self, now: float, progress: Progress | None = None, skim: bool = True,
              workers: int | None = None) -> None:
         """The first full read: every file's reader, kept to follow the files from here."""
-        for reader in self._first_read(now, progress, skim, workers):
+        files, known = self._look(now)
+        for reader in self._first_read(now, files, known, progress, skim, workers):
             self.readers[reader.path] = reader
         self._cached = None
 
     def fold(self, now: float, into: StatsFold, progress: Progress | None = None,
              workers: int | None = None) -> None:
         """The first full read, into statistics only: each file's turns are folded in and
-        its reader let go, so memory does not grow with the history (for `stats`)."""
-        seen: set[str] = set()
+        its reader let go, so memory does not grow with the history (for `stats`).
+
+        With the whole history wanted, the index also keeps the fold as it stood after the
+        longest run of files, from the oldest, whose turns are fixed (as good as all but
+        today's): the next time, at a later time, those files are found as they were, the
+        fold is taken up from there."""
+        files, known = self._look(now)
         cutoff = self.cutoff(now)
+        keeps = cutoff is None and self.index is not None
+        taken = _take_up(into, self.index.snapshot(), files, now) if keeps else None
+        covered, seen = taken or ([], set())  # covered: (path, size, mtime, identity) of each
+        start, ended, blob = len(covered), False, None
         part: list[Turn] = []
-        for reader in self._first_read(now, progress, True, workers):
+        for reader in self._first_read(now, files, known, progress, True, workers, start):
+            if keeps and not ended:
+                if reader.fixed(now):
+                    covered.append((reader.path, reader.offset, reader.mtime, reader.identity))
+                else:  # the run of files whose turns are fixed ends here
+                    ended = True
+                    into.add(_fresh(part, seen, cutoff))
+                    part = []
+                    blob = _snapshot(into, seen, covered, now) if len(covered) != start else None
             part += reader.turns(now)
             into.add_health(reader.health())
             if reader.assembler.unknown_infos:
@@ -130,22 +150,32 @@ class History:
                 into.add(_fresh(part, seen, cutoff))
                 part = []
         into.add(_fresh(part, seen, cutoff))
+        if keeps and not ended and len(covered) != start:
+            blob = _snapshot(into, seen, covered, now)
+        if blob is not None:
+            self.index.save_snapshot(blob)
         self._add_log_causes(into.failed)
 
-    def _first_read(self, now: float, progress: Progress | None, skim: bool,
-                    workers: int | None) -> Iterator[RolloutReader]:
-        """Every file's reader as of `now`, in path order. What the index holds is taken
-        from it, a folder at a time, and only appended bytes are read; other files are read
-        whole (skimmed when quiet for a day), by several processes when there are many.
-        The index learns each folder as soon as its last file is handed on."""
+    def _look(self, now: float) -> tuple[list[RolloutFile], dict[str, tuple]]:
+        """The rollout files now, and what the index says each was when read."""
         self.now = now
-        cutoff = self.cutoff(now)
         known = self.index.catalog() if self.index is not None else {}
         # With nothing indexed to compare with and no age to filter by, a file's size and
         # time are taken when it is opened: listing thousands of files is five times faster.
-        files = find_rollouts(self.home, cutoff, stat=cutoff is not None or bool(known))
+        cutoff = self.cutoff(now)
+        return find_rollouts(self.home, cutoff, stat=cutoff is not None or bool(known)), known
+
+    def _first_read(self, now: float, files: list[RolloutFile], known: dict[str, tuple],
+                    progress: Progress | None, skim: bool, workers: int | None,
+                    start: int = 0) -> Iterator[RolloutReader]:
+        """The reader of every file from `files[start]` on, as of `now`, in path order.
+        What the index holds is taken from it, a folder at a time, and only appended bytes
+        are read; other files are read whole (skimmed when quiet for a day), by several
+        processes when there are many. The index learns each folder as soon as its last
+        file is handed on."""
+        wanted = files[start:]
         jobs, grown = [], set()
-        for f in files:
+        for f in wanted:
             was = known.get(f.path)
             if was is not None and was[2] == f.identity and f.size >= was[0]:
                 if f.size != was[0] or f.mtime != was[1]:
@@ -154,10 +184,10 @@ class History:
                 jobs.append(ReadJob(f.path, skim, f.size, now - HOT_SECONDS))
         new = {job.path for job in jobs}
         fresh = self._read_new_files(jobs, workers)
-        folders = _Folders(self.index, files)
+        folders = _Folders(self.index, wanted)
         read = 0
         with _gc_paused(), (self.index.writing() if self.index is not None else nullcontext()):
-            for f in files:
+            for f in wanted:
                 changed = True
                 if f.path in new:
                     reader = next(fresh)
@@ -307,6 +337,43 @@ class _Folders:
 
 
 _FOLD_TURNS = 4096  # turns folded at a time: fewer, larger parts cost less
+
+
+def _snapshot(fold: StatsFold, seen: set[str], covered: list[tuple], now: float) -> bytes:
+    """The fold as it stands, with the turn ids seen so far and the files it covers,
+    stored at once (the fold goes on changing)."""
+    return marshal.dumps({"fold": fold.export_state(), "seen": list(seen), "now": now,
+                          "count": len(covered), "files": _files_key(covered)})
+
+
+def _files_key(files: list) -> tuple:
+    """(path, size, mtime, identity) of each file, as a few columns: compared and loaded
+    in a fraction of the time a list of thousands of tuples takes."""
+    return (
+        "\n".join([f[0] for f in files]),
+        array("q", [f[1] for f in files]).tobytes(),
+        array("d", [f[2] for f in files]).tobytes(),
+        array("q", [n for f in files for n in (f[3] or (-1, -1))]).tobytes(),
+    )
+
+
+def _take_up(fold: StatsFold, stored: dict | None, files: list[RolloutFile],
+             now: float) -> tuple[list, set] | None:
+    """Take a stored fold up in `fold` (a new one) if the files it covers are the first
+    of `files`, unchanged, and it was made no later than `now` (a file idle then is idle
+    now) -> (those files, the turn ids seen), else None."""
+    try:
+        count = stored["count"]
+        if not stored["now"] <= now or count > len(files):
+            return None
+        covered = files[:count]
+        if _files_key(covered) != stored["files"]:
+            return None
+        seen = set(stored["seen"])
+        fold.restore(stored["fold"])
+        return covered, seen
+    except Exception:  # noqa: BLE001 - no snapshot, or a bad one: the files are read
+        return None
 
 
 def _fresh(turns: list[Turn], seen: set[str], cutoff: float | None) -> list[Turn]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import codexwatch
-from codexwatch.core import classify, models, parse, turns
+from codexwatch.core import classify, models, parse, stats, turns
 from codexwatch.sources import reader as reader_module
 from codexwatch.sources.reader import RolloutReader
 
@@ -38,7 +38,7 @@ def engine_fingerprint() -> str:
     # A checksum, not a cryptographic hash: it only has to change with the code, and zlib
     # is loaded already where hashlib would cost a start 3 ms.
     data = f"{codexwatch.__version__}/{SCHEMA}".encode()
-    for module in (parse, turns, classify, models, reader_module):
+    for module in (parse, turns, classify, models, reader_module, stats):
         data += Path(module.__file__).read_bytes()
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 
@@ -84,6 +84,10 @@ class IndexCache:
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA page_size = 16384")  # rows are blobs of ~100 KB: fewer pages to chain
+        # A cache: a write torn by a crash shows as a database or row that does not load,
+        # and is rebuilt. Waiting for the disk on every commit would buy nothing.
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("PRAGMA mmap_size = 268435456")  # large rows read several times faster mapped
         return conn
 
     def _open_checked(self) -> sqlite3.Connection:
@@ -95,11 +99,13 @@ class IndexCache:
                 self.problem = "index written by another version; rebuilt"
             conn.execute("DROP TABLE IF EXISTS files")  # schema 1: a row per file
             conn.execute("DROP TABLE IF EXISTS packs")
+            conn.execute("DROP TABLE IF EXISTS snapshot")
             self._create(conn)
         return conn
 
     def _create(self, conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE IF NOT EXISTS packs (folder TEXT PRIMARY KEY, files BLOB, states BLOB)")
+        conn.execute("CREATE TABLE IF NOT EXISTS snapshot (key TEXT PRIMARY KEY, blob BLOB)")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('engine', ?)", (engine_fingerprint(),))
 
     def _recreate(self) -> sqlite3.Connection:
@@ -146,6 +152,27 @@ class IndexCache:
         except Exception:  # noqa: BLE001 - a bad row only costs a re-read of its files
             self.problem = "some index rows did not load; those files were read again"
             return {}
+
+    def snapshot(self) -> dict | None:
+        """The statistics of the history's oldest files as History.fold last stored them
+        (with the files they cover, to be checked), or None."""
+        try:
+            row = self._connect().execute("SELECT blob FROM snapshot WHERE key = 'stats'").fetchone()
+            value = marshal.loads(row[0]) if row is not None else None
+        except Exception:  # noqa: BLE001 - a bad snapshot is only a slower start
+            value = None
+        if not self._writing:
+            self.close()
+        return value if isinstance(value, dict) else None
+
+    def save_snapshot(self, blob: bytes) -> None:
+        """Store what History.fold made of the history's oldest files (a marshal blob)."""
+        try:
+            self._connect().execute("INSERT OR REPLACE INTO snapshot VALUES ('stats', ?)", (blob,))
+        except sqlite3.Error as exc:
+            self.problem = f"index not saved: {exc}"
+        if not self._writing:
+            self.close()
 
     @contextmanager
     def writing(self) -> Iterator[None]:

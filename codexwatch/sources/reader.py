@@ -187,11 +187,19 @@ class RolloutReader:
             return self.assembler.done
         if self.assembler.open is None:  # whether the file is idle matters to an open turn only
             return self.assembler.turns(idle=True)
+        return self.assembler.turns(idle=self._idle(now))
+
+    def _idle(self, now: float) -> bool:
         # A copied or restored file has a fresh mtime but old lines: trust the older clue.
         last_write = self.mtime
         if self.assembler.last_ts is not None:
             last_write = min(last_write, self.assembler.last_ts)
-        return self.assembler.turns(idle=now - last_write > IDLE_SECONDS)
+        return now - last_write > IDLE_SECONDS
+
+    def fixed(self, now: float) -> bool:
+        """Whether turns() gives the same at any time from `now` on, while the file stays
+        as it is: no turn can still be running."""
+        return self.error is None and (self.settled or self.assembler.open is None or self._idle(now))
 
     def health(self) -> FileHealth:
         a, c = self.assembler, self.counts

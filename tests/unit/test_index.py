@@ -166,3 +166,71 @@ def test_an_index_says_when_it_holds_nothing(home, tmp_path):
     assert not index.catalog()
     load_history(home, None, NOW, cache_dir=tmp_path / "cache")
     assert open_index(home, tmp_path / "cache").catalog()
+
+
+# -- statistics taken up from the index (History.fold's snapshot) ---------------------------
+
+def _stats(home, cache, now=NOW, **kw):
+    from codexwatch.core.stats import StatsFold
+
+    fold = StatsFold(now)
+    load_history(home, None, now, cache_dir=cache, fold=fold, **kw)
+    return fold.result()
+
+
+def test_stats_taken_up_from_the_index_equal_stats_read_afresh(home, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    fresh = _stats(home, cache, use_cache=False)
+    assert _stats(home, cache) == fresh  # read, and the fold stored
+    from codexwatch.sources import reader
+
+    opened = []
+    monkeypatch.setattr(IndexCache, "folder", lambda self, folder: opened.append(folder) or {})
+    monkeypatch.setattr(reader.RolloutReader, "_read_fd", lambda self, *a: opened.append(self.path))
+    assert _stats(home, cache) == fresh
+    assert opened == []  # neither a file nor a folder's readers were needed
+
+
+def test_a_changed_old_file_means_the_stored_statistics_are_not_used(home, tmp_path):
+    cache = tmp_path / "cache"
+    _stats(home, cache)
+    oldest = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
+    with open(oldest, "ab") as out:
+        out.write(b"not json at all\n")
+    again = _stats(home, cache)
+    assert again == _stats(home, cache, use_cache=False)
+    assert again["parser"]["malformed"] == 1
+
+
+def test_stored_statistics_answer_for_no_turn_that_can_still_change(home, tmp_path):
+    # A turn without its end: over (incomplete) 20 minutes after its last line, still
+    # running 5 minutes after. Stored at the later time, the fold must not answer for the
+    # earlier one.
+    session = next((home / "sessions").rglob("rollout-2026-11-29T08-42-06-*.jsonl"))
+    lines = session.read_bytes().splitlines(keepends=True)
+    session.write_bytes(b"".join(lines[:-1]))
+    from codexwatch.sources.reader import RolloutReader
+
+    probe = RolloutReader(str(session))
+    probe.read_new()
+    last = probe.assembler.last_ts
+    cache = tmp_path / "cache"
+    later = _stats(home, cache, now=last + 20 * 60)
+    assert later == _stats(home, cache, now=last + 20 * 60, use_cache=False)
+    earlier = _stats(home, cache, now=last + 5 * 60)
+    assert earlier == _stats(home, cache, now=last + 5 * 60, use_cache=False)
+    assert earlier["sessions_running"] and not later["sessions_running"]
+    # Stored while the turn still ran, the fold must not cover its file: later, it is over.
+    other = tmp_path / "other-cache"
+    assert _stats(home, other, now=last + 5 * 60) == earlier
+    assert _stats(home, other, now=last + 20 * 60) == later
+
+
+def test_stored_statistics_that_do_not_load_are_not_trusted(home, tmp_path):
+    cache = tmp_path / "cache"
+    fresh = _stats(home, cache)
+    conn = sqlite3.connect(index_path(cache, home))
+    conn.execute("UPDATE snapshot SET blob = x'00ff'")
+    conn.commit()
+    conn.close()
+    assert _stats(home, cache) == fresh

@@ -99,6 +99,8 @@ def test_compute_stats_is_json_ready():
 
 # -- the fold: parts added one file at a time give the figures of the whole list ---------
 
+import marshal  # noqa: E402
+
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from codexwatch.core.stats import StatsFold  # noqa: E402
@@ -156,3 +158,12 @@ def test_fold_file_by_file_equals_the_whole_list(files):
     whole = sorted((t for f in built for t in f), key=lambda t: t.started_at or t.at)
     assert fold.model_stats() == model_stats(whole, T0 + 3000)
     assert fold.hour_of_week() == hour_of_week(whole)
+
+    # Stored part way and taken up again (as the index does), the fold ends the same.
+    halfway = StatsFold(T0 + 3000)
+    for part in built[:len(built) // 2]:
+        halfway.add(part)
+    resumed = StatsFold(T0 + 3000).restore(marshal.loads(marshal.dumps(halfway.export_state())))
+    for part in built[len(built) // 2:]:
+        resumed.add(part)
+    assert resumed.result() == fold.result()
