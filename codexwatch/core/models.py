@@ -121,11 +121,11 @@ class Episode:
 
     @property
     def models(self) -> list[str]:
-        return _unique(t.model or "unknown" for t in self.failures)
+        return _unique([t.model or "unknown" for t in self.failures])
 
     @property
     def sessions(self) -> list[str]:
-        return _unique(t.session_id for t in self.failures)
+        return _unique([t.session_id for t in self.failures])
 
 
 def _unique(items) -> list:

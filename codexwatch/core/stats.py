@@ -206,7 +206,11 @@ class StatsFold:
         }
 
     def model_stats(self) -> dict:
-        windows = {name: self._by_variant(span) for name, span in WINDOWS.items()}
+        # The successes of the widest window, looked for once; the narrower ones lie within.
+        widest = max(span for span in WINDOWS.values() if span is not None)
+        recent = [(at, code) for at, code in zip(self._ok_at, self._ok_code)
+                  if self.now - widest <= at <= self.now + 60]
+        windows = {name: self._by_variant(span, recent) for name, span in WINDOWS.items()}
         variants = sorted(windows["all"][0], key=lambda key: tuple(map(str, key)))
         models = sorted({key[0] for key in variants})
 
@@ -225,13 +229,14 @@ class StatsFold:
                          for m, e, f in variants],
         }
 
-    def _by_variant(self, span: float | None) -> tuple[Counter, dict[tuple, list[Turn]]]:
-        """Finished turns per (model, effort, Fast) in one window, and the failed ones."""
+    def _by_variant(self, span: float | None, recent: list[tuple[float, int]]) -> tuple[Counter, dict]:
+        """Finished turns per (model, effort, Fast) in one window, and the failed ones.
+        `recent`: (time, variant) of the successes in the widest window."""
         lo, hi = (self.now - span, self.now + 60) if span is not None else (None, None)
         if lo is None:
             per_code = Counter(self._ok_code)
         else:
-            per_code = Counter([code for at, code in zip(self._ok_at, self._ok_code) if lo <= at <= hi])
+            per_code = Counter([code for at, code in recent if lo <= at])
         variant_of = list(self._variants)
         counts: Counter = Counter()
         for code, n in per_code.items():
@@ -309,6 +314,8 @@ class _Successes:
     def __init__(self, ats: array, starts: array, failed_ats: set[float]) -> None:
         self.sorted = sorted(ats)
         self.tied: dict[float, list[tuple[float, int]]] = defaultdict(list)
+        if failed_ats.isdisjoint(ats):  # as good as always: then nothing to walk
+            return
         for i, at in enumerate(ats):
             if at in failed_ats:
                 self.tied[at].append((starts[i], i))

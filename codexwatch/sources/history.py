@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import marshal
 import os
+import zlib
 from array import array
 from collections import Counter
 from contextlib import contextmanager, nullcontext
@@ -126,10 +127,19 @@ class History:
         longest run of files, from the oldest, whose turns are fixed (as good as all but
         today's): the next time, at a later time, those files are found as they were, the
         fold is taken up from there."""
-        files, known = self._look(now)
         cutoff = self.cutoff(now)
         keeps = cutoff is None and self.index is not None
-        taken = _take_up(into, self.index.snapshot(), files, now) if keeps else None
+        stored = self.index.snapshot("stats") if keeps else None
+        if stored is None:
+            files, known = self._look(now)
+            taken = None
+        else:
+            self.now = now
+            files = find_rollouts(self.home)
+            taken = _take_up(into, stored, files, now, self.index)
+            # What the index says of the files the stored fold does not cover is all it takes.
+            rest = files[len(taken[0]):] if taken else files
+            known = self.index.catalog({os.path.dirname(f.path) for f in rest}) if rest else {}
         covered, seen = taken or ([], set())  # covered: (path, size, mtime, identity) of each
         start, ended, blob = len(covered), False, None
         part: list[Turn] = []
@@ -339,40 +349,48 @@ class _Folders:
 _FOLD_TURNS = 4096  # turns folded at a time: fewer, larger parts cost less
 
 
-def _snapshot(fold: StatsFold, seen: set[str], covered: list[tuple], now: float) -> bytes:
-    """The fold as it stands, with the turn ids seen so far and the files it covers,
-    stored at once (the fold goes on changing)."""
-    return marshal.dumps({"fold": fold.export_state(), "seen": list(seen), "now": now,
-                          "count": len(covered), "files": _files_key(covered)})
+def _snapshot(fold: StatsFold, seen: set[str], covered: list[tuple], now: float) -> dict[str, bytes]:
+    """The fold as it stands, the files it covers and the turn ids seen so far, stored at
+    once (the fold goes on changing). The ids are a part of their own, only needed when
+    there are files beyond those covered; `made` ties the two parts together."""
+    made = (now, len(covered))
+    return {
+        "stats": marshal.dumps({"fold": fold.export_state(), "made": made, "files": _files_key(covered)}),
+        "seen": marshal.dumps({"made": made, "ids": list(seen)}),
+    }
 
 
 def _files_key(files: list) -> tuple:
-    """(path, size, mtime, identity) of each file, as a few columns: compared and loaded
-    in a fraction of the time a list of thousands of tuples takes."""
+    """What (path, size, mtime, identity) each file had, in a few columns, compared and
+    loaded in a fraction of the time thousands of tuples take: the numbers exactly, the
+    paths (a megabyte for a large history) by their length and two checksums."""
+    paths = "\n".join([f[0] for f in files]).encode("utf-8", "surrogateescape")
     return (
-        "\n".join([f[0] for f in files]),
+        len(paths), zlib.crc32(paths), zlib.adler32(paths),
         array("q", [f[1] for f in files]).tobytes(),
         array("d", [f[2] for f in files]).tobytes(),
         array("q", [n for f in files for n in (f[3] or (-1, -1))]).tobytes(),
     )
 
 
-def _take_up(fold: StatsFold, stored: dict | None, files: list[RolloutFile],
-             now: float) -> tuple[list, set] | None:
+def _take_up(fold: StatsFold, stored: dict, files: list[RolloutFile], now: float,
+             index: IndexCache) -> tuple[list, set] | None:
     """Take a stored fold up in `fold` (a new one) if the files it covers are the first
     of `files`, unchanged, and it was made no later than `now` (a file idle then is idle
     now) -> (those files, the turn ids seen), else None."""
     try:
-        count = stored["count"]
-        if not stored["now"] <= now or count > len(files):
+        made, count = stored["made"], stored["made"][1]
+        if not made[0] <= now or count > len(files) or _files_key(files[:count]) != stored["files"]:
             return None
-        covered = files[:count]
-        if _files_key(covered) != stored["files"]:
-            return None
-        seen = set(stored["seen"])
+        seen: set[str] = set()
+        if count < len(files):  # files to come, whose turns may repeat those seen
+            ids = index.snapshot("seen")
+            if ids["made"] != made:
+                return None
+            seen = set(ids["ids"])
         fold.restore(stored["fold"])
-        return covered, seen
-    except Exception:  # noqa: BLE001 - no snapshot, or a bad one: the files are read
+        return files[:count], seen
+    except Exception:  # noqa: BLE001 - a bad snapshot: the files are read
         return None
 
 

@@ -118,16 +118,22 @@ class IndexCache:
 
     # -- reading and writing ------------------------------------------------------------
 
-    def catalog(self) -> dict[str, tuple]:
-        """What each file the index holds was when read: path -> (offset, mtime, identity).
-        Rows that do not load are left out (their files are read again)."""
+    def catalog(self, folders: Iterable[str] | None = None) -> dict[str, tuple]:
+        """What each file the index holds (in these folders, if given) was when read:
+        path -> (offset, mtime, identity). Rows that do not load are left out (their files
+        are read again)."""
         out: dict[str, tuple] = {}
+        query, args = "SELECT files FROM packs", ()
+        if folders is not None:
+            args = tuple(folders)
+            query += f" WHERE folder IN ({', '.join('?' * len(args))})"
         try:
-            for (blob,) in self._connect().execute("SELECT files FROM packs"):
+            for (blob,) in self._connect().execute(query, args):
                 try:
                     files = marshal.loads(blob)
-                    out.update((path, (offset, mtime, tuple(identity) if identity else None))
-                               for path, (offset, mtime, identity) in files.items())
+                    if not isinstance(files, dict) or set(map(len, files.values())) - {3}:
+                        raise ValueError("not a folder's files")
+                    out.update(files)
                 except Exception:  # noqa: BLE001 - a bad row only costs a re-read of its files
                     self.problem = "some index rows did not load; those files were read again"
         except sqlite3.DatabaseError as exc:
@@ -153,22 +159,22 @@ class IndexCache:
             self.problem = "some index rows did not load; those files were read again"
             return {}
 
-    def snapshot(self) -> dict | None:
-        """The statistics of the history's oldest files as History.fold last stored them
-        (with the files they cover, to be checked), or None."""
+    def snapshot(self, key: str) -> object:
+        """One part of what History.fold last stored (marshal-able values), or None."""
         try:
-            row = self._connect().execute("SELECT blob FROM snapshot WHERE key = 'stats'").fetchone()
+            row = self._connect().execute("SELECT blob FROM snapshot WHERE key = ?", (key,)).fetchone()
             value = marshal.loads(row[0]) if row is not None else None
         except Exception:  # noqa: BLE001 - a bad snapshot is only a slower start
             value = None
         if not self._writing:
             self.close()
-        return value if isinstance(value, dict) else None
+        return value
 
-    def save_snapshot(self, blob: bytes) -> None:
-        """Store what History.fold made of the history's oldest files (a marshal blob)."""
+    def save_snapshot(self, parts: dict[str, bytes]) -> None:
+        """Store the parts of what History.fold made (marshal blobs), all or none."""
         try:
-            self._connect().execute("INSERT OR REPLACE INTO snapshot VALUES ('stats', ?)", (blob,))
+            with self._transaction() as conn:
+                conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)", parts.items())
         except sqlite3.Error as exc:
             self.problem = f"index not saved: {exc}"
         if not self._writing:
@@ -219,25 +225,36 @@ class IndexCache:
         if not folders:
             return
         try:
-            conn = self._connect()
-            if not self._writing:
-                conn.execute("BEGIN")
-            for folder in folders:
-                states = self._pack(conn, folder)
-                states.update((r.path, r.export_state()) for r in changed.get(folder, ()))
-                for path in gone.get(folder, ()):
-                    states.pop(path, None)
-                self._paths.update(r.path for r in changed.get(folder, ()))
-                self._paths.difference_update(gone.get(folder, ()))
-                files = {path: (st["offset"], st["mtime"], st["identity"]) for path, st in states.items()}
-                conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?)",
-                             (folder, marshal.dumps(files), marshal.dumps(states)))
-            if not self._writing:
-                conn.execute("COMMIT")
+            with self._transaction() as conn:
+                for folder in folders:
+                    states = self._pack(conn, folder)
+                    states.update((r.path, r.export_state()) for r in changed.get(folder, ()))
+                    for path in gone.get(folder, ()):
+                        states.pop(path, None)
+                    self._paths.update(r.path for r in changed.get(folder, ()))
+                    self._paths.difference_update(gone.get(folder, ()))
+                    files = {path: (st["offset"], st["mtime"], st["identity"]) for path, st in states.items()}
+                    conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?)",
+                                 (folder, marshal.dumps(files), marshal.dumps(states)))
         except sqlite3.Error as exc:
             self.problem = f"index not saved: {exc}"  # a cache that cannot be written is no cache
         if not self._writing:
             self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection, in a transaction: writing()'s, or one of its own."""
+        conn = self._connect()
+        if self._writing:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     @staticmethod
     def _pack(conn: sqlite3.Connection, folder: str) -> dict:

@@ -234,3 +234,15 @@ def test_stored_statistics_that_do_not_load_are_not_trusted(home, tmp_path):
     conn.commit()
     conn.close()
     assert _stats(home, cache) == fresh
+
+
+def test_a_fork_after_the_stored_statistics_counts_no_turn_twice(home, tmp_path):
+    cache = tmp_path / "cache"
+    before = _stats(home, cache)
+    parent = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
+    fork = home / "sessions" / "2099" / "01" / "01" / "rollout-2099-01-01T00-00-00-fork.jsonl"
+    fork.parent.mkdir(parents=True)
+    shutil.copy(parent, fork)  # replays every turn of its parent, which the stored fold holds
+    after = _stats(home, cache)
+    assert after == _stats(home, cache, use_cache=False)
+    assert after["turns"] == before["turns"]
