@@ -197,14 +197,14 @@ class History:
         folders = _Folders(self.index, wanted)
         read = 0
         with _gc_paused(), (self.index.writing() if self.index is not None else nullcontext()):
-            for f in wanted:
+            for f, folder in zip(wanted, folders.of):
                 changed = True
                 if f.path in new:
                     reader = next(fresh)
                     read += 1
                     if progress is not None:
                         progress(read, len(jobs))
-                elif (reader := folders.reader(f.path)) is None:  # its row did not load
+                elif (reader := folders.reader(f.path, folder)) is None:  # its row did not load
                     reader = RolloutReader(f.path)
                     reader.read_new(None, skim, now - HOT_SECONDS)
                 elif f.path in grown:
@@ -214,7 +214,7 @@ class History:
                 yield reader
                 # Grown or only touched (a new mtime, nothing appended): either way the
                 # index learns the file as it is now, or every later start would look again.
-                folders.done(f.path, reader, changed)
+                folders.done(folder, reader, changed)
             for _ in fresh:  # none is left: this lets helper processes end and be waited for
                 pass
             if self.index is not None:
@@ -317,15 +317,15 @@ class _Folders:
 
     def __init__(self, index: IndexCache | None, files: list[RolloutFile]) -> None:
         self.index = index
-        self.left = Counter(os.path.dirname(f.path) for f in files)
+        self.of = [os.path.dirname(f.path) for f in files]  # each file's, in order
+        self.left = Counter(self.of)
         self.states: dict[str, dict] = {}
         self.changed: dict[str, list[RolloutReader]] = {}
 
-    def reader(self, path: str) -> RolloutReader | None:
+    def reader(self, path: str, folder: str) -> RolloutReader | None:
         """The reader the index holds for `path`, None if its row did not load."""
         if self.index is None:
             return None
-        folder = os.path.dirname(path)
         if folder not in self.states:
             self.states[folder] = self.index.folder(folder)
         state = self.states[folder].pop(path, None)
@@ -335,8 +335,7 @@ class _Folders:
             self.index.problem = "some index rows did not load; those files were read again"
             return None
 
-    def done(self, path: str, reader: RolloutReader, changed: bool) -> None:
-        folder = os.path.dirname(path)
+    def done(self, folder: str, reader: RolloutReader, changed: bool) -> None:
         if changed and self.index is not None:
             self.changed.setdefault(folder, []).append(reader)
         self.left[folder] -= 1
