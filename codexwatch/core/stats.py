@@ -73,9 +73,7 @@ def compute_stats(
     return fold.result()
 
 
-_AT = Turn.at.fget
 _OUTCOME = attrgetter("outcome")
-_VARIANT = attrgetter("model", "effort", "fast")
 _Key = tuple[float, float, float]  # (at, start, place): where a turn falls among the finished
 
 
@@ -83,7 +81,8 @@ class StatsFold:
     """The statistics of a history taken in a part at a time, so that a large history need
     not be held whole: `add` the turns of each file in path order (each file's in its own
     order), as History lists them; then ask for the figures. Only failed turns are kept
-    whole (a tenth of them); of a successful turn, its time, start and a count per window.
+    whole (a tenth of them); of a successful turn, its time, start and variant. What it
+    holds does not depend on the clock: windows are counted when the figures are asked for.
 
     Finished turns are placed by time; equal times by start, then by the order they were
     added in: the order of sorting History's list (by start, stably) and then by time.

@@ -317,7 +317,8 @@ class _Folders:
 
     def __init__(self, index: IndexCache | None, files: list[RolloutFile]) -> None:
         self.index = index
-        self.of = [os.path.dirname(f.path) for f in files]  # each file's, in order
+        names: dict[str, str] = {}  # one string per folder, not one per file
+        self.of = [names.setdefault(d, d) for d in map(os.path.dirname, [f.path for f in files])]
         self.left = Counter(self.of)
         self.states: dict[str, dict] = {}
         self.changed: dict[str, list[RolloutReader]] = {}
