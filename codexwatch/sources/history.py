@@ -130,17 +130,7 @@ class History:
         cutoff = self.cutoff(now)
         keeps = cutoff is None and self.index is not None
         stored = self.index.snapshot("stats") if keeps else None
-        if stored is None:
-            files, known = self._look(now)
-            taken = None
-        else:
-            self.now = now
-            files = find_rollouts(self.home)
-            taken = _take_up(into, stored, files, now, self.index)
-            # What the index says of the files the stored fold does not cover is all it takes.
-            rest = files[len(taken[0]):] if taken else files
-            known = self.index.catalog({os.path.dirname(f.path) for f in rest}) if rest else {}
-        covered, seen = taken or ([], set())  # covered: (path, size, mtime, identity) of each
+        files, known, covered, seen = self._start_fold(now, into, stored)
         start, ended, blob = len(covered), False, None
         part: list[Turn] = []
         for reader in self._first_read(now, files, known, progress, True, workers, start):
@@ -165,6 +155,22 @@ class History:
         if blob is not None:
             self.index.save_snapshot(blob)
         self._add_log_causes(into.failed)
+
+    def _start_fold(self, now: float, into: StatsFold, stored: dict | None) -> tuple:
+        """Where a fold starts: -> (the files now, what the index says of those to read,
+        the files `into` already covers (path, size, mtime, identity), the turn ids seen).
+        A stored fold that still holds is taken up into `into`."""
+        if stored is None:
+            return *self._look(now), [], set()
+        self.now = now
+        files = find_rollouts(self.home)
+        taken = _stored_fold(into, stored, files, now, self.index)
+        covered, seen = taken or ([], set())
+        # What the index says of the files the stored fold does not cover is all it takes
+        # (asked of their folders by name, when they are few).
+        folders = {os.path.dirname(f.path) for f in files[len(covered):]}
+        known = self.index.catalog(folders if len(folders) <= 200 else None) if folders else {}
+        return files, known, covered, seen
 
     def _look(self, now: float) -> tuple[list[RolloutFile], dict[str, tuple]]:
         """The rollout files now, and what the index says each was when read."""
@@ -373,8 +379,8 @@ def _files_key(files: list) -> tuple:
     )
 
 
-def _take_up(fold: StatsFold, stored: dict, files: list[RolloutFile], now: float,
-             index: IndexCache) -> tuple[list, set] | None:
+def _stored_fold(fold: StatsFold, stored: dict, files: list[RolloutFile], now: float,
+                 index: IndexCache) -> tuple[list, set] | None:
     """Take a stored fold up in `fold` (a new one) if the files it covers are the first
     of `files`, unchanged, and it was made no later than `now` (a file idle then is idle
     now) -> (those files, the turn ids seen), else None."""
