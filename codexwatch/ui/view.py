@@ -250,7 +250,8 @@ def build_dashboard(
     from codexwatch.core import stats
     from codexwatch.core.advice import advise
 
-    all_episodes = stats.episodes(turns)
+    fold = stats.StatsFold(now, tz).add(turns)  # every figure below from one pass over the turns
+    all_episodes = fold.episodes()
     current = stats.current_of(all_episodes, now)
     failures = tuple(t for t in turns if t.failed)
     last_failure = max(failures, key=lambda t: t.at) if failures else None
@@ -277,8 +278,8 @@ def build_dashboard(
         header=header,
         now=now_view(advice, current, last_failure) if advice is not None else None,
         failures=failures,
-        models=model_rows(stats.model_stats(turns, now), turns, now),
-        heatmap=heatmap_view(stats.hour_of_week(turns, tz), tz),
+        models=model_rows(fold.model_stats(), turns, now),
+        heatmap=heatmap_view(fold.hour_of_week(), tz),
         snapshot=snapshot,
         episode=current,
         advice=advice,
