@@ -246,3 +246,17 @@ def test_a_fork_after_the_stored_statistics_counts_no_turn_twice(home, tmp_path)
     after = _stats(home, cache)
     assert after == _stats(home, cache, use_cache=False)
     assert after["turns"] == before["turns"]
+
+
+def test_the_catalogue_says_what_each_file_was_and_can_be_asked_by_folder(home, tmp_path):
+    from codexwatch.sources.history import open_index
+
+    load_history(home, None, NOW, cache_dir=tmp_path / "cache")
+    index = open_index(home, tmp_path / "cache")
+    everything = index.catalog()
+    files = sorted((home / "sessions").rglob("rollout-*.jsonl"))
+    assert set(everything) == {str(f) for f in files}
+    first = files[0]
+    st = first.stat()
+    assert everything[str(first)] == (st.st_size, st.st_mtime, (st.st_dev, st.st_ino))
+    assert set(index.catalog({str(first.parent)})) == {str(f) for f in files if f.parent == first.parent}
