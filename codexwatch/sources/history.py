@@ -136,7 +136,7 @@ class History:
         for reader in self._first_read(now, files, known, progress, True, workers, start):
             if keeps and not ended:
                 if reader.fixed(now):
-                    covered.append((reader.path, reader.offset, reader.mtime, reader.identity))
+                    covered.add(reader.path, reader.offset, reader.mtime, reader.identity)
                 else:  # the run of files whose turns are fixed ends here
                     ended = True
                     into.add(_fresh(part, seen, cutoff))
@@ -161,11 +161,11 @@ class History:
         the files `into` already covers (path, size, mtime, identity), the turn ids seen).
         A stored fold that still holds is taken up into `into`."""
         if stored is None:
-            return *self._look(now), [], set()
+            return *self._look(now), _Covered(), set()
         self.now = now
         files = find_rollouts(self.home)
         taken = _stored_fold(into, stored, files, now, self.index)
-        covered, seen = taken or ([], set())
+        covered, seen = taken or (_Covered(), set())
         # What the index says of the files the stored fold does not cover is all it takes
         # (asked of their folders by name, when they are few).
         folders = {os.path.dirname(f.path) for f in files[len(covered):]}
@@ -355,38 +355,55 @@ class _Folders:
 _FOLD_TURNS = 4096  # turns folded at a time: fewer, larger parts cost less
 
 
-def _snapshot(fold: StatsFold, seen: set[str], covered: list[tuple], now: float) -> dict[str, bytes]:
+def _snapshot(fold: StatsFold, seen: set[str], covered: "_Covered", now: float) -> dict[str, bytes]:
     """The fold as it stands, the files it covers and the turn ids seen so far, stored at
     once (the fold goes on changing). The ids are a part of their own, only needed when
     there are files beyond those covered; `made` ties the two parts together."""
     made = (now, len(covered))
     return {
-        "stats": marshal.dumps({"fold": fold.export_state(), "made": made, "files": _files_key(covered)}),
+        "stats": marshal.dumps({"fold": fold.export_state(), "made": made, "files": covered.key()}),
         "seen": marshal.dumps({"made": made, "ids": list(seen)}),
     }
 
 
-def _files_key(files: list) -> tuple:
-    """What (path, size, mtime, identity) each file had, in a few columns, compared and
-    loaded in a fraction of the time thousands of tuples take: the numbers exactly, the
-    paths (a megabyte for a large history) by their length and two checksums."""
-    paths = "\n".join([f[0] for f in files]).encode("utf-8", "surrogateescape")
-    return (
-        len(paths), zlib.crc32(paths), zlib.adler32(paths),
-        array("q", [f[1] for f in files]).tobytes(),
-        array("d", [f[2] for f in files]).tobytes(),
-        array("q", [n for f in files for n in (f[3] or (-1, -1))]).tobytes(),
-    )
+class _Covered:
+    """The files a fold covers, with the size, mtime and identity each had, as columns: a
+    tuple a file would cost some 200 bytes."""
+
+    def __init__(self, files: list[RolloutFile] = ()) -> None:
+        self.paths: list[str] = [f.path for f in files]
+        self.sizes = array("q", [f.size for f in files])
+        self.mtimes = array("d", [f.mtime for f in files])
+        self.identities = array("q", [n for f in files for n in (f.identity or (-1, -1))])
+
+    def add(self, path: str, size: int, mtime: float, identity: tuple[int, int] | None) -> None:
+        self.paths.append(path)
+        self.sizes.append(size)
+        self.mtimes.append(mtime)
+        self.identities.extend(identity or (-1, -1))
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def key(self) -> tuple:
+        """All of it, to compare and store: the numbers exactly, the paths (a megabyte for
+        a large history) by their length and two checksums."""
+        paths = "\n".join(self.paths).encode("utf-8", "surrogateescape")
+        return (len(paths), zlib.crc32(paths), zlib.adler32(paths),
+                self.sizes.tobytes(), self.mtimes.tobytes(), self.identities.tobytes())
 
 
 def _stored_fold(fold: StatsFold, stored: dict, files: list[RolloutFile], now: float,
-                 index: IndexCache) -> tuple[list, set] | None:
+                 index: IndexCache) -> tuple["_Covered", set] | None:
     """Take a stored fold up in `fold` (a new one) if the files it covers are the first
     of `files`, unchanged, and it was made no later than `now` (a file idle then is idle
     now) -> (those files, the turn ids seen), else None."""
     try:
         made, count = stored["made"], stored["made"][1]
-        if not made[0] <= now or count > len(files) or _files_key(files[:count]) != stored["files"]:
+        if not made[0] <= now or count > len(files):
+            return None
+        covered = _Covered(files[:count])
+        if covered.key() != stored["files"]:
             return None
         seen: set[str] = set()
         if count < len(files):  # files to come, whose turns may repeat those seen
@@ -395,7 +412,7 @@ def _stored_fold(fold: StatsFold, stored: dict, files: list[RolloutFile], now: f
                 return None
             seen = set(ids["ids"])
         fold.restore(stored["fold"])
-        return files[:count], seen
+        return covered, seen
     except Exception:  # noqa: BLE001 - a bad snapshot: the files are read
         return None
 
