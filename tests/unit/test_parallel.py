@@ -49,10 +49,21 @@ def test_helpers_slower_than_this_process_still_hand_readers_on_in_order(monkeyp
             time.sleep(0.1)
         return read_jobs(jobs, whole)
 
+    held = []
+    step = parallel._Crew._step
+
+    def counted(self, number):
+        step(self, number)
+        held.append(len(self.done))
+
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
     monkeypatch.setattr(parallel, "read_jobs", slow)
     monkeypatch.setattr(parallel, "_AHEAD", 2)
+    monkeypatch.setattr(parallel._Crew, "_step", counted)
     assert turns_of(parallel.read_in_order(jobs(), 3)) == alone()
+    # What waits for its turn stays bounded: this process stops reading ahead at _AHEAD,
+    # and each of the 2 helpers may have sent one batch more meanwhile.
+    assert max(held) <= 2 + 2
 
 
 def _die_after_claiming(batches, claims, out) -> None:
