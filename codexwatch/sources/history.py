@@ -101,7 +101,6 @@ class History:
     _log_causes: dict[str, str] = field(default_factory=dict)
     _log_checked: set[str] = field(default_factory=set)
     index: IndexCache | None = None
-    _dirty: set[str] = field(default_factory=set)
 
     @property
     def home_problem(self) -> str | None:
@@ -235,13 +234,6 @@ class History:
             return parallel.read_in_order(jobs, workers)
         return read_jobs(jobs)
 
-    def save_index(self) -> None:
-        """Write what changed since the last save (the app calls this now and then)."""
-        if self.index is None or not self._dirty:
-            return
-        self.index.save(self.readers[p] for p in self._dirty if p in self.readers)
-        self._dirty.clear()
-
     def refresh_file(self, path: str) -> bool:
         """Read what was appended to one file; True when anything changed."""
         reader = self.readers.get(path)
@@ -250,7 +242,6 @@ class History:
         changed = reader.read_new().changed
         if changed:
             self._cached = None
-            self._dirty.add(path)
         return changed
 
     def refresh(self, paths: Iterable[str], now: float | None = None) -> list[str]:

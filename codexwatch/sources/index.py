@@ -30,6 +30,7 @@ from codexwatch.sources import reader as reader_module
 from codexwatch.sources.reader import RolloutReader
 
 SCHEMA = 3
+BUSY_WAIT_S = 2.0  # how long to wait for another process that holds the index locked
 
 
 @functools.cache
@@ -68,6 +69,7 @@ class IndexCache:
         self._conn: sqlite3.Connection | None = None
         self._paths: set[str] = set()  # every file the index holds, as of the last look
         self._writing = False  # inside writing(): saves join one transaction
+        self.off = False  # another process held the database locked: left alone this run
 
     # -- opening ------------------------------------------------------------------------
 
@@ -77,12 +79,25 @@ class IndexCache:
             try:
                 self._conn = self._open_checked()
             except sqlite3.DatabaseError as exc:
+                if self._busy(exc):
+                    raise
                 self.problem = f"index unreadable ({exc}); rebuilt"
                 self._conn = self._recreate()
         return self._conn
 
+    def _busy(self, exc: Exception) -> bool:
+        """Whether `exc` says another process holds the database locked (a dashboard saving,
+        another command's first read): then it is not broken, and must not be rebuilt under
+        that process; it is left alone for the rest of this run, which reads the files."""
+        text = str(exc).lower()
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+            self.off = True
+            self.problem = "index busy (another codexwatch was writing it): not used this time"
+            self.close()
+        return self.off
+
     def _open(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(self.path, timeout=BUSY_WAIT_S, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA page_size = 16384")  # rows are blobs of ~100 KB: fewer pages to chain
         # A cache: a write torn by a crash shows as a database or row that does not load,
         # and is rebuilt. Waiting for the disk on every commit would buy nothing.
@@ -123,6 +138,8 @@ class IndexCache:
         path -> (offset, mtime, identity). Rows that do not load are left out (their files
         are read again)."""
         out: dict[str, tuple] = {}
+        if self.off:
+            return out
         query, args = "SELECT files FROM packs", ()
         if folders is not None:
             args = tuple(folders)
@@ -137,10 +154,12 @@ class IndexCache:
                 except Exception:  # noqa: BLE001 - a bad row only costs a re-read of its files
                     self.problem = "some index rows did not load; those files were read again"
         except sqlite3.DatabaseError as exc:
+            out.clear()
+            if self._busy(exc):
+                return out
             self.problem = f"index unreadable ({exc}); rebuilt"
             self.close()
             self._conn = self._recreate()
-            out.clear()
         self._paths = set(out)
         if not self._writing:
             self.close()  # no connection is carried into the helper processes forked next
@@ -149,22 +168,28 @@ class IndexCache:
     def folder(self, folder: str) -> dict[str, dict]:
         """The reader states of one folder's files, by path ({} if the row does not load):
         each becomes a reader through RolloutReader.from_state."""
+        if self.off:
+            return {}
         try:
             row = self._connect().execute("SELECT states FROM packs WHERE folder = ?", (folder,)).fetchone()
             states = marshal.loads(row[0]) if row is not None else {}
             if not isinstance(states, dict):
                 raise ValueError("not a folder's states")
             return states
-        except Exception:  # noqa: BLE001 - a bad row only costs a re-read of its files
-            self.problem = "some index rows did not load; those files were read again"
+        except Exception as exc:  # noqa: BLE001 - a bad row only costs a re-read of its files
+            if not self._busy(exc):
+                self.problem = "some index rows did not load; those files were read again"
             return {}
 
     def snapshot(self, key: str) -> object:
         """One part of what History.fold last stored (marshal-able values), or None."""
+        if self.off:
+            return None
         try:
             row = self._connect().execute("SELECT blob FROM snapshot WHERE key = ?", (key,)).fetchone()
             value = marshal.loads(row[0]) if row is not None else None
-        except Exception:  # noqa: BLE001 - a bad snapshot is only a slower start
+        except Exception as exc:  # noqa: BLE001 - a bad snapshot is only a slower start
+            self._busy(exc)
             value = None
         if not self._writing:
             self.close()
@@ -172,11 +197,14 @@ class IndexCache:
 
     def save_snapshot(self, parts: dict[str, bytes]) -> None:
         """Store the parts of what History.fold made (marshal blobs), all or none."""
+        if self.off:
+            return
         try:
             with self._transaction() as conn:
                 conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)", parts.items())
         except sqlite3.Error as exc:
-            self.problem = f"index not saved: {exc}"
+            if not self._busy(exc):
+                self.problem = f"index not saved: {exc}"
         if not self._writing:
             self.close()
 
@@ -185,9 +213,11 @@ class IndexCache:
         """One connection and one transaction for every save inside: a first read saves
         its folders one at a time, as it finishes them."""
         try:
-            self._connect().execute("BEGIN")
+            if not self.off:
+                self._connect().execute("BEGIN")
         except sqlite3.Error as exc:
-            self.problem = f"index not saved: {exc}"
+            if not self._busy(exc):
+                self.problem = f"index not saved: {exc}"
         self._writing = True
         try:
             yield
@@ -197,7 +227,8 @@ class IndexCache:
                 if self._conn is not None and self._conn.in_transaction:
                     self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                self.problem = f"index not saved: {exc}"
+                if not self._busy(exc):
+                    self.problem = f"index not saved: {exc}"
             self.close()
 
     def save(self, readers: Iterable[RolloutReader]) -> None:
@@ -222,7 +253,7 @@ class IndexCache:
         States are exported folder by folder: a whole history's at once would double its
         memory."""
         folders = set(changed) | set(gone)
-        if not folders:
+        if not folders or self.off:
             return
         try:
             with self._transaction() as conn:
@@ -237,7 +268,8 @@ class IndexCache:
                     conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?)",
                                  (folder, marshal.dumps(files), marshal.dumps(states)))
         except sqlite3.Error as exc:
-            self.problem = f"index not saved: {exc}"  # a cache that cannot be written is no cache
+            if not self._busy(exc):
+                self.problem = f"index not saved: {exc}"  # a cache that cannot be written is no cache
         if not self._writing:
             self.close()
 

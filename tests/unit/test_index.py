@@ -260,3 +260,29 @@ def test_the_catalogue_says_what_each_file_was_and_can_be_asked_by_folder(home, 
     st = first.stat()
     assert everything[str(first)] == (st.st_size, st.st_mtime, (st.st_dev, st.st_ino))
     assert set(index.catalog({str(first.parent)})) == {str(f) for f in files if f.parent == first.parent}
+
+
+@pytest.mark.parametrize("fold", [False, True], ids=["load", "stats"])
+def test_an_index_another_process_holds_locked_is_left_alone_not_rebuilt(home, tmp_path, monkeypatch, fold):
+    from codexwatch.core.stats import StatsFold
+    from codexwatch.sources import index as index_module
+
+    cache = tmp_path / "cache"
+    load_history(home, None, NOW, cache_dir=cache)  # an index to keep
+    path = index_path(cache, home)
+    before = path.read_bytes()
+    monkeypatch.setattr(index_module, "BUSY_WAIT_S", 0.05)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # a process in the middle of writing it
+    try:
+        stats = StatsFold(NOW) if fold else None
+        history = load_history(home, None, NOW, cache_dir=cache, fold=stats)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "busy" in history.index.problem
+    assert path.read_bytes() == before  # neither rebuilt nor written
+    if fold:
+        assert stats.result() == _stats(home, cache, use_cache=False)
+    else:
+        assert fingerprint(history) == fingerprint(load_history(home, None, NOW, use_cache=False))
