@@ -23,14 +23,15 @@ _LOADED: list[History] = []
 
 def load(settings: Settings, now: float | None = None, progress: Callable | None = None,
          fold: StatsFold | None = None) -> History:
-    """`fold`: take the history into these statistics only (History.fold)."""
+    """`fold`: take the history into these statistics only (History.fold). Without a
+    `progress`, the files read are counted on stderr when it is a terminal."""
     now = time.time() if now is None else now
     history = load_history(
         settings.codex_home,
         parse_duration(settings.since),
         now,
         use_cache=settings.use_cache,
-        progress=progress,
+        progress=progress or terminal_progress(),
         cache_dir=settings.cache_dir,
         parallel=True,
         fold=fold,
@@ -39,6 +40,31 @@ def load(settings: Settings, now: float | None = None, progress: Callable | None
         raise HomeUnreadable(history.home_problem)
     _LOADED.append(history)
     return history
+
+
+def terminal_progress(stream=None, clock: Callable[[], float] = time.monotonic) -> Callable | None:
+    """`codexwatch: reading 1,234/4,732 files` on `stream` (stderr), rewritten in place,
+    once a first read has taken half a second (a large history takes seconds), and wiped
+    when it ends; None when the stream is not a terminal (output for scripts stays clean)."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        return None
+    began, shown = clock(), [0.0, False]
+
+    def show(done: int, total: int) -> None:
+        now = clock()
+        if done < total and (now - began < 0.5 or now - shown[0] < 0.1):
+            return
+        if done >= total:
+            if shown[1]:
+                stream.write("\r\033[K")  # the line wiped: the command's output follows
+                stream.flush()
+            return
+        shown[:] = [now, True]
+        stream.write(f"\rcodexwatch: reading {done:,}/{total:,} files")
+        stream.flush()
+
+    return show
 
 
 def fail(message: str, code: int = 2) -> int:

@@ -69,3 +69,30 @@ def test_the_program_ends_with_all_its_output_and_its_exit_code(tmp_path, capsys
     missing = subprocess.run([sys.executable, "-m", "codexwatch", "stats", "--codex-home",
                               str(tmp_path / "nowhere")], capture_output=True)
     assert missing.returncode == 2 and missing.stderr.startswith(b"codexwatch: No Codex home")
+
+
+def test_a_long_first_read_counts_its_files_on_a_terminal_and_wipes_the_line():
+    import io
+
+    from codexwatch.commands.common import terminal_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    clock = iter([0.0, 0.1, 0.6, 0.65, 0.8, 0.9]).__next__
+    out = Terminal()
+    show = terminal_progress(out, clock)
+    show(1, 100)  # 0.1 s in: too soon to say anything
+    show(50, 100)  # 0.6 s
+    show(51, 100)  # 0.65 s: too soon after the last
+    show(80, 100)  # 0.8 s
+    show(100, 100)  # done: the line goes
+    assert out.getvalue() == ("\rcodexwatch: reading 50/100 files\rcodexwatch: reading 80/100 files"
+                              "\r\x1b[K")
+    assert terminal_progress(io.StringIO()) is None  # not a terminal: scripts see nothing
+    quick = Terminal()
+    show = terminal_progress(quick, iter([0.0, 0.2, 0.3]).__next__)
+    show(1, 2)
+    show(2, 2)
+    assert quick.getvalue() == ""  # over before half a second: nothing shown, nothing wiped
