@@ -18,7 +18,7 @@ def run(args, settings) -> int:
     now = time.time()
     fold = StatsFold(now)
     try:
-        load(settings, now, fold=fold)  # a file at a time: memory does not grow with the history
+        load(settings, now, fold=fold)  # a file at a time, none of it kept but the statistics
     except HomeUnreadable as exc:
         return fail(str(exc))
     stats = fold.result()

@@ -120,7 +120,8 @@ class History:
     def fold(self, now: float, into: StatsFold, progress: Progress | None = None,
              workers: int | None = None) -> None:
         """The first full read, into statistics only: each file's turns are folded in and
-        its reader let go, so memory does not grow with the history (for `stats`).
+        its reader let go, so memory follows what the statistics keep (turn ids, failed
+        turns), not the bytes read (for `stats`).
 
         With the whole history wanted, the index also keeps the fold as it stood after the
         longest run of files, from the oldest, whose turns are fixed (as good as all but
