@@ -115,17 +115,19 @@ class StatsFold:
         failed = self._failed
         for t in turns:
             outcome = t.outcome
+            if outcome != "ok" and outcome != "failed":
+                continue  # aborted or incomplete: says neither
+            at = t.at
+            start = t.started_at or at
             if outcome == "ok":
-                at = t.ended_at or t.started_at or 0.0
                 ok_at.append(at)
-                ok_start.append(t.started_at or at)
+                ok_start.append(start)
                 code = variants.get(variant := (t.model, t.effort, t.fast))
                 if code is None:
                     code = variants[variant] = len(variants)
                 ok_code.append(code)
-            elif outcome == "failed":
-                at = t.ended_at or t.started_at or 0.0
-                failed.append((at, t.started_at or at, len(ok_at) - 0.5, t))
+            else:
+                failed.append((at, start, len(ok_at) - 0.5, t))
         return self
 
     def add_health(self, h: FileHealth) -> None:
