@@ -56,10 +56,6 @@ def parser_health(health: Iterable[FileHealth]) -> dict:
     return fold.parser_health()
 
 
-def sessions_running(turns: Iterable[Turn]) -> list[str]:
-    return sorted({t.session_id for t in turns if t.live})
-
-
 def compute_stats(
     turns: Iterable[Turn], health: Iterable[FileHealth], now: float, tz: tzinfo | None = None,
     unknown_error_infos: dict[str, int] | None = None,
@@ -202,9 +198,13 @@ class StatsFold:
             "hour_of_week": self.hour_of_week(),
             "episodes": [episode_json(e) for e in eps],
             "current_episode": current.id if current else None,
-            "sessions_running": sorted(self._running),
+            "sessions_running": self.sessions_running(),
             "parser": {**self.parser_health(), "unknown_error_infos": dict(self._unknown_infos)},
         }
+
+    def sessions_running(self) -> list[str]:
+        """The sessions with a turn still running."""
+        return sorted(self._running)
 
     def model_stats(self) -> dict:
         # The successes of the widest window, looked for once; the narrower ones lie within.

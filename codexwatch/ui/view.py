@@ -269,7 +269,7 @@ def build_dashboard(
         status_text=st_text,
         status_level=st_level,
         status_age=st_age,
-        running=len(stats.sessions_running(turns)),
+        running=len(fold.sessions_running()),
         parser_share=share,
         parser_note=note,
         loading=loading,
