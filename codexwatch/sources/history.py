@@ -189,6 +189,9 @@ class History:
         are read; other files are read whole (skimmed when quiet for a day), by several
         processes when there are many. The index learns each folder as soon as its last
         file is handed on."""
+        def job(f: RolloutFile) -> ReadJob:
+            return ReadJob(f.path, skim, f.size, now - HOT_SECONDS)
+
         wanted = files[start:]
         jobs, grown = [], set()
         for f in wanted:
@@ -197,7 +200,7 @@ class History:
                 if f.size != was[0] or f.mtime != was[1]:
                     grown.add(f.path)
             else:
-                jobs.append(ReadJob(f.path, skim, f.size, now - HOT_SECONDS))
+                jobs.append(job(f))
         new = {job.path for job in jobs}
         fresh = self._read_new_files(jobs, workers)
         folders = _Folders(self.index, wanted)
@@ -211,8 +214,7 @@ class History:
                     if progress is not None:
                         progress(read, len(jobs))
                 elif (reader := folders.reader(f.path, folder)) is None:  # its row did not load
-                    reader = RolloutReader(f.path)
-                    reader.read_new(None, skim, now - HOT_SECONDS)
+                    reader = next(read_jobs([job(f)]))
                 elif f.path in grown:
                     reader.read_new()
                 else:
