@@ -22,7 +22,7 @@ import sqlite3
 import sys
 import zlib
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import codexwatch
 from codexwatch.core import classify, models, parse, stats, turns
@@ -197,16 +197,8 @@ class IndexCache:
 
     def save_snapshot(self, parts: dict[str, bytes]) -> None:
         """Store the parts of what History.fold made (marshal blobs), all or none."""
-        if self.off:
-            return
-        try:
-            with self._transaction() as conn:
-                conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)", parts.items())
-        except sqlite3.Error as exc:
-            if not self._busy(exc):
-                self.problem = f"index not saved: {exc}"
-        if not self._writing:
-            self.close()
+        self._write(lambda conn: conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
+                                                  parts.items()))
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -253,23 +245,34 @@ class IndexCache:
         States are exported folder by folder: a whole history's at once would double its
         memory."""
         folders = set(changed) | set(gone)
-        if not folders or self.off:
+        if not folders:
+            return
+
+        def rewrite(conn: sqlite3.Connection) -> None:
+            for folder in folders:
+                states = self._pack(conn, folder)
+                states.update((r.path, r.export_state()) for r in changed.get(folder, ()))
+                for path in gone.get(folder, ()):
+                    states.pop(path, None)
+                self._paths.update(r.path for r in changed.get(folder, ()))
+                self._paths.difference_update(gone.get(folder, ()))
+                files = {path: (st["offset"], st["mtime"], st["identity"]) for path, st in states.items()}
+                conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?)",
+                             (folder, marshal.dumps(files), marshal.dumps(states)))
+
+        self._write(rewrite)
+
+    def _write(self, work: Callable[[sqlite3.Connection], object]) -> None:
+        """Do `work` in a transaction (writing()'s, or one of its own). A cache that cannot
+        be written is no cache: a failure is noted, not raised."""
+        if self.off:
             return
         try:
             with self._transaction() as conn:
-                for folder in folders:
-                    states = self._pack(conn, folder)
-                    states.update((r.path, r.export_state()) for r in changed.get(folder, ()))
-                    for path in gone.get(folder, ()):
-                        states.pop(path, None)
-                    self._paths.update(r.path for r in changed.get(folder, ()))
-                    self._paths.difference_update(gone.get(folder, ()))
-                    files = {path: (st["offset"], st["mtime"], st["identity"]) for path, st in states.items()}
-                    conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?)",
-                                 (folder, marshal.dumps(files), marshal.dumps(states)))
+                work(conn)
         except sqlite3.Error as exc:
             if not self._busy(exc):
-                self.problem = f"index not saved: {exc}"  # a cache that cannot be written is no cache
+                self.problem = f"index not saved: {exc}"
         if not self._writing:
             self.close()
 
