@@ -277,6 +277,9 @@ class CodexWatchApp(App):
     # --- refresh -----------------------------------------------------------------------
 
     def _tick(self, force: bool = False) -> None:
+        if not self.is_running:
+            # Shutting down: the screens' widgets go before the refresh timer does.
+            return
         now = self.clock()
         since = time.monotonic() - self._last_build
         rebuilt = force or self._dirty or (self.config.clock_tick and since >= self._rebuild_every())

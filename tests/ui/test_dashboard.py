@@ -242,3 +242,24 @@ def test_header_keeps_words_in_a_narrow_pane():
     loading = HeaderView("loading", "", "status unknown", "unknown", "", 0, None, "",
                          Loading(finished=False, done=10, total=400))
     assert "loading 10/400" in header_content(loading, 60).plain
+
+
+async def test_a_tick_while_the_app_shuts_down_does_not_raise(tmp_path):
+    # The refresh timer outlives the widgets: at exit Textual removes a screen's children
+    # before it clears the screen stack, and a tick landing between the two found no
+    # VerdictBar (seen in CI once). Tick exactly there.
+    app = CodexWatchApp(config(tmp_path, load_history=False))
+    ticked = []
+    prune = app._prune
+
+    async def prune_then_tick(*nodes, **kwargs):
+        await prune(*nodes, **kwargs)
+        app._dirty = True
+        app._tick()
+        ticked.append(1)
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.post_message(msg.HistoryLoaded([], []))
+        await pilot.pause()
+        app._prune = prune_then_tick
+    assert ticked and app.return_code in (None, 0)
