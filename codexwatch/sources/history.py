@@ -10,11 +10,12 @@ from __future__ import annotations
 import gc
 import marshal
 import os
+import sys
 import zlib
 from array import array
 from collections import Counter
 from contextlib import contextmanager, nullcontext
-from itertools import chain
+from itertools import chain, compress
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -26,6 +27,7 @@ from codexwatch.core.stats import StatsFold
 from codexwatch.sources import logdb
 from codexwatch.sources.index import IndexCache, default_cache_dir, index_path
 from codexwatch.sources.reader import ReadJob, RolloutReader, read_jobs
+from codexwatch.sources.seen import TurnIds
 
 ROLLOUT_DIRS = ("sessions", "archived_sessions")
 # Files written this recently are read line by line (every line checked, unknown line types
@@ -152,6 +154,7 @@ class History:
         into.add(_fresh(part, seen, cutoff))
         if keeps and not ended and len(covered) != start:
             blob = _snapshot(into, seen, covered, now)
+        seen.close()
         if blob is not None:
             self.index.save_snapshot(blob)
         self._add_log_causes(into.failed)
@@ -161,11 +164,11 @@ class History:
         the files `into` already covers (path, size, mtime, identity), the turn ids seen).
         A stored fold that still holds is taken up into `into`."""
         if stored is None:
-            return *self._look(now), _Covered(), set()
+            return *self._look(now), _Covered(), TurnIds()
         self.now = now
         files = find_rollouts(self.home)
         taken = _stored_fold(into, stored, files, now, self.index)
-        covered, seen = taken or (_Covered(), set())
+        covered, seen = taken or (_Covered(), TurnIds())
         # What the index says of the files the stored fold does not cover is all it takes
         # (asked of their folders by name, when they are few).
         folders = {os.path.dirname(f.path) for f in files[len(covered):]}
@@ -274,7 +277,7 @@ class History:
         cutoff = self.cutoff(now)
         readers = self.readers
         turns = _fresh(list(chain.from_iterable(readers[p].turns(now) for p in sorted(readers))),
-                       set(), cutoff)
+                       TurnIds(limit=sys.maxsize), cutoff)  # the turns are all kept anyway
         self._add_log_causes(turns)
         # By start; equal starts keep path order, then their order in the file (sorts are
         # stable). With a start for every turn, as good as always, the key is read in C.
@@ -349,7 +352,7 @@ class _Folders:
 _FOLD_TURNS = 4096  # turns folded at a time: fewer, larger parts cost less
 
 
-def _snapshot(fold: StatsFold, seen: set[str], covered: "_Covered", now: float) -> dict[str, bytes]:
+def _snapshot(fold: StatsFold, seen: TurnIds, covered: "_Covered", now: float) -> dict[str, bytes]:
     """The fold as it stands, the files it covers and the turn ids seen so far, stored at
     once (the fold goes on changing). The ids are a part of their own, only needed when
     there are files beyond those covered; `made` ties the two parts together."""
@@ -388,7 +391,7 @@ class _Covered:
 
 
 def _stored_fold(fold: StatsFold, stored: dict, files: list[RolloutFile], now: float,
-                 index: IndexCache) -> tuple["_Covered", set] | None:
+                 index: IndexCache) -> tuple["_Covered", TurnIds] | None:
     """Take a stored fold up in `fold` (a new one) if the files it covers are the first
     of `files`, unchanged, and it was made no later than `now` (a file idle then is idle
     now) -> (those files, the turn ids seen), else None."""
@@ -399,32 +402,24 @@ def _stored_fold(fold: StatsFold, stored: dict, files: list[RolloutFile], now: f
         covered = _Covered(files[:count])
         if covered.key() != stored["files"]:
             return None
-        seen: set[str] = set()
+        seen = TurnIds()
         if count < len(files):  # files to come, whose turns may repeat those seen
             ids = index.snapshot("seen")
             if ids["made"] != made:
                 return None
-            seen = set(ids["ids"])
+            seen.add_all(ids["ids"])
         fold.restore(stored["fold"])
         return covered, seen
     except Exception:  # noqa: BLE001 - a bad snapshot: the files are read
         return None
 
 
-def _fresh(turns: list[Turn], seen: set[str], cutoff: float | None) -> list[Turn]:
+def _fresh(turns: list[Turn], seen: TurnIds, cutoff: float | None) -> list[Turn]:
     """The turns not `seen` before, within the window. Forks and sub-agent files replay
     their parent's turns: the first file (in path order) to have a turn id keeps it."""
-    ids = list(map(_TURN_ID, turns))
-    unique = set(ids)
-    if len(unique) == len(ids) and seen.isdisjoint(unique):  # as for nearly every part
-        seen |= unique
-    else:
-        kept = []
-        for turn, turn_id in zip(turns, ids):
-            if turn_id not in seen:
-                seen.add(turn_id)
-                kept.append(turn)
-        turns = kept
+    keep = seen.new(list(map(_TURN_ID, turns)))
+    if keep is not None:
+        turns = list(compress(turns, keep))
     if cutoff is not None:
         turns = [t for t in turns if t.at >= cutoff or t.live]
     return turns

@@ -85,11 +85,15 @@ def _home_with_a_fork(tmp_path):
 
 @pytest.mark.parametrize("since", [None, 7 * 86400])
 @pytest.mark.parametrize("cache", [False, True])
-def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, monkeypatch, since, cache):
+@pytest.mark.parametrize("spill", [False, True])
+def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, monkeypatch, since, cache, spill):
     from codexwatch.core.stats import StatsFold, compute_stats
-    from codexwatch.sources import history as history_module, parallel
+    from codexwatch.sources import history as history_module, parallel, seen
 
     home = _home_with_a_fork(tmp_path)
+    if spill:  # the turn ids seen move to disk after the first few, folded a file at a time
+        monkeypatch.setattr(seen, "SPILL_IDS", 5)
+        monkeypatch.setattr(history_module, "_FOLD_TURNS", 1)
     # Helper processes and many small batches, so readers arrive out of order and must be
     # put back in path order.
     monkeypatch.setattr(history_module, "PARALLEL_MIN_BYTES", 1)

@@ -1,0 +1,104 @@
+"""The turn ids already counted, in bounded memory.
+
+Forks and sub-agent files replay their parent's turns, so every turn id counted has to be
+remembered to count each turn once: the one thing a first read keeps for every turn. Kept
+in a set they cost some 140 bytes each, 22 MB for an 8 GiB history; so past `limit` they
+move into SQLite's private temporary database (a file in the system's temporary folder,
+gone when closed), whose page cache is capped. Small histories never get there.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+
+from typing import Iterable, Iterator
+
+import orjson
+
+SPILL_IDS = 32_768  # ids kept in memory before they move to disk: ~4 MB
+_CACHE_KIB = 2048  # the temporary database's page cache
+_SEEN_AMONG = "SELECT ids.id FROM json_each(?) AS given JOIN ids ON ids.id = given.value"
+
+
+class TurnIds:
+    """A set of turn ids that stays small in memory: `new(ids)` says which are not seen
+    yet and remembers them."""
+
+    def __init__(self, ids: Iterable[str] = (), limit: int | None = None) -> None:
+        self.limit = SPILL_IDS if limit is None else limit
+        self.memory: set[str] = set()
+        self.db: sqlite3.Connection | None = None
+        self.spilled = 0
+        self.add_all(ids)
+
+    def __len__(self) -> int:
+        return len(self.memory) + self.spilled
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.memory
+        if self.db is not None:
+            for (turn_id,) in self.db.execute("SELECT id FROM ids"):
+                yield turn_id
+
+    def add_all(self, ids: Iterable[str]) -> None:
+        """Remember ids known to be new (or not caring whether they are)."""
+        self.memory.update(ids)
+        if len(self.memory) > self.limit:
+            try:
+                self._spill()
+            except (OSError, sqlite3.Error):  # no temporary folder to write in: all in memory
+                self.limit = sys.maxsize
+
+    def new(self, ids: list[str]) -> list[bool] | None:
+        """Which of `ids` are new (not seen before, nor earlier in `ids`), remembered now:
+        a flag for each; None when all are (as for nearly every part: the cheap case)."""
+        unique = set(ids)
+        seen = self._seen_among(unique)
+        if not seen and len(unique) == len(ids):
+            self.add_all(unique)
+            return None
+        self.add_all(unique - seen)
+        keep = []
+        for turn_id in ids:
+            keep.append(turn_id not in seen)
+            seen.add(turn_id)
+        return keep
+
+    def _seen_among(self, ids: set[str]) -> set[str]:
+        seen = ids & self.memory
+        if self.db is not None and ids:
+            # One statement for any number of ids (an IN list of ?s would be a statement,
+            # cached, for every length).
+            rows = self.db.execute(_SEEN_AMONG, (orjson.dumps(list(ids - seen)).decode(),))
+            seen.update(row[0] for row in rows)
+        return seen
+
+    def _spill(self) -> None:
+        if self.db is None:
+            db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+            try:
+                db.executescript(
+                    f"PRAGMA cache_size=-{_CACHE_KIB}; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                    "CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID;"
+                )
+            except sqlite3.Error:
+                db.close()
+                raise
+            self.db = db
+        before = self.db.total_changes
+        try:
+            self.db.execute("BEGIN")
+            self.db.executemany("INSERT OR IGNORE INTO ids VALUES (?)", ((i,) for i in self.memory))
+            self.db.execute("COMMIT")
+        except sqlite3.Error:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        self.spilled += self.db.total_changes - before
+        self.memory = set()
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
