@@ -8,16 +8,15 @@ oldest, as files are read in path order) keeps it.
 from __future__ import annotations
 
 import gc
+import hashlib
 import marshal
 import os
 import sys
-import zlib
-from array import array
 from collections import Counter
 from contextlib import contextmanager, nullcontext
-from itertools import chain, compress
+from itertools import chain, compress, islice
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
@@ -61,34 +60,44 @@ class RolloutFile(NamedTuple):
 def find_rollouts(home: Path, modified_since: float | None = None, stat: bool = True) -> list[RolloutFile]:
     """Every rollout file under the home, oldest path first (date folders sort by time).
     `stat=False`: names only (size, time and identity None), a fifth of the time."""
-    found: list[RolloutFile] = []
+    return list(iter_rollouts(home, modified_since, stat))
+
+
+def iter_rollouts(home: Path, modified_since: float | None = None, stat: bool = True) -> Iterator[RolloutFile]:
+    """find_rollouts, a folder at a time: in the same order, holding one folder's names."""
     seen_dirs: set[tuple[int, int]] = set()
-    for sub in ROLLOUT_DIRS:
-        _walk(str(home / sub), modified_since if stat else None, found, seen_dirs, stat)
-    found.sort()
-    return found
+    for sub in sorted(ROLLOUT_DIRS):
+        yield from _walk(str(home / sub), modified_since if stat else None, seen_dirs, stat)
 
 
-def _walk(folder: str, modified_since: float | None, out: list, seen: set, stat: bool) -> None:
+def _walk(folder: str, modified_since: float | None, seen: set, stat: bool) -> Iterator[RolloutFile]:
     try:
         st = os.stat(folder)
         if (st.st_dev, st.st_ino) in seen:
             return  # a symlink loop, or the same folder linked twice
         seen.add((st.st_dev, st.st_ino))
-        entries = list(os.scandir(folder))
+        entries = []
+        for entry in os.scandir(folder):
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                continue  # vanished between listing and looking
+            # Sorted as whole paths sort: every path below a folder "x" starts "x/".
+            entries.append((entry.name + "/" if is_dir else entry.name, is_dir, entry))
     except OSError:
         return
-    for entry in entries:
+    entries.sort(key=_FIRST)
+    for _, is_dir, entry in entries:
         try:
-            if entry.is_dir(follow_symlinks=True):
-                _walk(entry.path, modified_since, out, seen, stat)
+            if is_dir:
+                yield from _walk(entry.path, modified_since, seen, stat)
             elif entry.name.endswith(".jsonl") and entry.is_file():
                 if not stat:
-                    out.append(RolloutFile(entry.path, None, None, None))
+                    yield RolloutFile(entry.path, None, None, None)
                     continue
                 st = entry.stat()
                 if modified_since is None or st.st_mtime >= modified_since:
-                    out.append(RolloutFile(entry.path, st.st_size, st.st_mtime, (st.st_dev, st.st_ino)))
+                    yield RolloutFile(entry.path, st.st_size, st.st_mtime, (st.st_dev, st.st_ino))
         except OSError:
             continue  # vanished between listing and looking
 
@@ -122,8 +131,8 @@ class History:
     def fold(self, now: float, into: StatsFold, progress: Progress | None = None,
              workers: int | None = None) -> None:
         """The first full read, into statistics only: each file's turns are folded in and
-        its reader let go, so memory follows what the statistics keep (turn ids, failed
-        turns), not the bytes read (for `stats`).
+        its reader let go, so memory follows what the statistics keep (failed turns, times
+        of the others), not the bytes read nor the number of files (for `stats`).
 
         With the whole history wanted, the index also keeps the fold as it stood after the
         longest run of files, from the oldest, whose turns are fixed (as good as all but
@@ -132,10 +141,12 @@ class History:
         cutoff = self.cutoff(now)
         keeps = cutoff is None and self.index is not None
         stored = self.index.snapshot("stats") if keeps else None
-        files, known, covered, seen = self._start_fold(now, into, stored)
+        self.now = now
+        files, covered, seen = self._start_fold(now, into, stored)
         start, ended, blob = len(covered), False, None
+        total = start + sum(1 for _ in self._listing()) if progress is not None else 0
         part: list[Turn] = []
-        for reader in self._first_read(now, files, known, progress, True, workers, start):
+        for done, reader in enumerate(self._read_in_parts(now, files, workers), start + 1):
             if keeps and not ended:
                 if reader.fixed(now):
                     covered.add(reader.path, reader.offset, reader.mtime, reader.identity)
@@ -151,6 +162,8 @@ class History:
             if len(part) >= _FOLD_TURNS:
                 into.add(_fresh(part, seen, cutoff))
                 part = []
+            if progress is not None:
+                progress(done, max(total, done))
         into.add(_fresh(part, seen, cutoff))
         if keeps and not ended and len(covered) != start:
             blob = _snapshot(into, seen, covered, now)
@@ -159,21 +172,31 @@ class History:
             self.index.save_snapshot(blob)
         self._add_log_causes(into.failed)
 
+    def _listing(self, stat: bool = False) -> Iterator[RolloutFile]:
+        """The files a fold reads, in path order, found as they are read: with a window,
+        looked at to leave out those not written within it; else by name only."""
+        cutoff = self.cutoff(self.now)
+        return iter_rollouts(self.home, cutoff, stat=stat or cutoff is not None)
+
     def _start_fold(self, now: float, into: StatsFold, stored: dict | None) -> tuple:
-        """Where a fold starts: -> (the files now, what the index says of those to read,
-        the files `into` already covers (path, size, mtime, identity), the turn ids seen).
-        A stored fold that still holds is taken up into `into`."""
-        if stored is None:
-            return *self._look(now), _Covered(), TurnIds()
-        self.now = now
-        files = find_rollouts(self.home)
-        taken = _stored_fold(into, stored, files, now, self.index)
-        covered, seen = taken or (_Covered(), TurnIds())
-        # What the index says of the files the stored fold does not cover is all it takes
-        # (asked of their folders by name, when they are few).
-        folders = {os.path.dirname(f.path) for f in files[len(covered):]}
-        known = self.index.catalog(folders if len(folders) <= 200 else None) if folders else {}
-        return files, known, covered, seen
+        """Where a fold starts: -> (the files from there on, the files `into` already
+        covers, the turn ids seen). A stored fold that still holds is taken up into `into`."""
+        if stored is not None:
+            files = self._listing(stat=True)
+            taken = _stored_fold(into, stored, files, now, self.index)
+            if taken is not None:
+                return taken
+        return self._listing(), _Covered(), TurnIds()
+
+    def _read_in_parts(self, now: float, files: Iterator[RolloutFile],
+                       workers: int | None) -> Iterator[RolloutReader]:
+        """_first_read, some thousands of files (whole folders) at a time: what is held of
+        the listing, and of what the index says of it, stays that small."""
+        for chunk in _whole_folders(files, _FOLD_FILES):
+            known = self.index.catalog({os.path.dirname(f.path) for f in chunk}) if self.index else {}
+            if known and chunk[0].size is None:  # compared with the index: looked at
+                chunk = [f for f in map(_looked_at, chunk) if f is not None]
+            yield from self._first_read(now, chunk, known, None, True, workers)
 
     def _look(self, now: float) -> tuple[list[RolloutFile], dict[str, tuple]]:
         """The rollout files now, and what the index says each was when read."""
@@ -185,9 +208,8 @@ class History:
         return find_rollouts(self.home, cutoff, stat=cutoff is not None or bool(known)), known
 
     def _first_read(self, now: float, files: list[RolloutFile], known: dict[str, tuple],
-                    progress: Progress | None, skim: bool, workers: int | None,
-                    start: int = 0) -> Iterator[RolloutReader]:
-        """The reader of every file from `files[start]` on, as of `now`, in path order.
+                    progress: Progress | None, skim: bool, workers: int | None) -> Iterator[RolloutReader]:
+        """The reader of every file in `files`, as of `now`, in path order.
         What the index holds is taken from it, a folder at a time, and only appended bytes
         are read; other files are read whole (skimmed when quiet for a day), by several
         processes when there are many. The index learns each folder as soon as its last
@@ -195,9 +217,8 @@ class History:
         def job(f: RolloutFile) -> ReadJob:
             return ReadJob(f.path, skim, f.size, now - HOT_SECONDS)
 
-        wanted = files[start:]
         jobs, grown = [], set()
-        for f in wanted:
+        for f in files:
             was = known.get(f.path)
             if was is not None and was[2] == f.identity and f.size >= was[0]:
                 if f.size != was[0] or f.mtime != was[1]:
@@ -206,10 +227,10 @@ class History:
                 jobs.append(job(f))
         new = {job.path for job in jobs}
         fresh = self._read_new_files(jobs, workers)
-        folders = _Folders(self.index, wanted)
+        folders = _Folders(self.index, files)
         read = 0
         with _gc_paused(), (self.index.writing() if self.index is not None else nullcontext()):
-            for f, folder in zip(wanted, folders.of):
+            for f, folder in zip(files, folders.of):
                 changed = True
                 if f.path in new:
                     reader = next(fresh)
@@ -364,54 +385,79 @@ def _snapshot(fold: StatsFold, seen: TurnIds, covered: "_Covered", now: float) -
 
 
 class _Covered:
-    """The files a fold covers, with the size, mtime and identity each had, as columns: a
-    tuple a file would cost some 200 bytes."""
+    """The files a fold covers, with the size, mtime and identity each had: counted, and
+    taken into a digest, to compare and store (holding them would cost some 200 bytes a
+    file)."""
 
-    def __init__(self, files: list[RolloutFile] = ()) -> None:
-        self.paths: list[str] = [f.path for f in files]
-        self.sizes = array("q", [f.size for f in files])
-        self.mtimes = array("d", [f.mtime for f in files])
-        self.identities = array("q", [n for f in files for n in (f.identity or (-1, -1))])
+    def __init__(self) -> None:
+        self.count = 0
+        self.digest = hashlib.blake2b(digest_size=20)
 
     def add(self, path: str, size: int, mtime: float, identity: tuple[int, int] | None) -> None:
-        self.paths.append(path)
-        self.sizes.append(size)
-        self.mtimes.append(mtime)
-        self.identities.extend(identity or (-1, -1))
+        self.count += 1
+        dev, ino = identity or (-1, -1)
+        self.digest.update(b"%s\0%d\0%r\0%d\0%d\n" % (
+            path.encode("utf-8", "surrogateescape"), size, mtime, dev, ino))
 
     def __len__(self) -> int:
-        return len(self.paths)
+        return self.count
 
     def key(self) -> tuple:
-        """All of it, to compare and store: the numbers exactly, the paths (a megabyte for
-        a large history) by their length and two checksums."""
-        paths = "\n".join(self.paths).encode("utf-8", "surrogateescape")
-        return (len(paths), zlib.crc32(paths), zlib.adler32(paths),
-                self.sizes.tobytes(), self.mtimes.tobytes(), self.identities.tobytes())
+        return self.count, self.digest.digest()
 
 
-def _stored_fold(fold: StatsFold, stored: dict, files: list[RolloutFile], now: float,
-                 index: IndexCache) -> tuple["_Covered", TurnIds] | None:
+def _stored_fold(fold: StatsFold, stored: dict, files: Iterator[RolloutFile], now: float,
+                 index: IndexCache) -> tuple[Iterator[RolloutFile], "_Covered", TurnIds] | None:
     """Take a stored fold up in `fold` (a new one) if the files it covers are the first
     of `files`, unchanged, and it was made no later than `now` (a file idle then is idle
-    now) -> (those files, the turn ids seen), else None."""
+    now) -> (the files after those, those, the turn ids seen), else None."""
     try:
         made, count = stored["made"], stored["made"][1]
-        if not made[0] <= now or count > len(files):
+        if not made[0] <= now:
             return None
-        covered = _Covered(files[:count])
-        if covered.key() != stored["files"]:
+        covered = _Covered()
+        for f in islice(files, count):
+            covered.add(f.path, f.size, f.mtime, f.identity)
+        if covered.key() != tuple(stored["files"]):
             return None
         seen = TurnIds()
-        if count < len(files):  # files to come, whose turns may repeat those seen
+        following = next(files, None)
+        if following is not None:  # files to come, whose turns may repeat those seen
             ids = index.snapshot("seen")
             if ids["made"] != made:
                 return None
             seen.add_all(ids["ids"])
         fold.restore(stored["fold"])
-        return covered, seen
+        return chain([following] if following is not None else [], files), covered, seen
     except Exception:  # noqa: BLE001 - a bad snapshot: the files are read
         return None
+
+
+_FOLD_FILES = 8192  # files a fold lists and reads at a time (whole folders)
+
+
+def _whole_folders(files: Iterator[RolloutFile], size: int) -> Iterator[list[RolloutFile]]:
+    """`files` in lists of at least `size` (but the last), each ending where the folder
+    changes: the index keeps a folder's files in one row, saved once its last file in the
+    list is read. (Only an odd layout, with files beside subfolders, has a folder's files
+    apart in path order; its row is then saved in parts.)"""
+    chunk: list[RolloutFile] = []
+    for f in files:
+        if len(chunk) >= size and os.path.dirname(f.path) != os.path.dirname(chunk[-1].path):
+            yield chunk
+            chunk = []
+        chunk.append(f)
+    if chunk:
+        yield chunk
+
+
+def _looked_at(f: RolloutFile) -> RolloutFile | None:
+    """A file listed by name, with its size, mtime and identity (None: gone since)."""
+    try:
+        st = os.stat(f.path)
+    except OSError:
+        return None
+    return RolloutFile(f.path, st.st_size, st.st_mtime, (st.st_dev, st.st_ino))
 
 
 def _fresh(turns: list[Turn], seen: TurnIds, cutoff: float | None) -> list[Turn]:
@@ -442,6 +488,7 @@ def _gc_paused():
 
 
 _START = attrgetter("started_at")
+_FIRST = itemgetter(0)
 _TURN_ID = attrgetter("turn_id")
 
 

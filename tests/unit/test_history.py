@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 
@@ -70,6 +71,26 @@ def test_listing_by_name_finds_what_listing_with_stat_finds(tmp_path):
     assert {(f.size, f.mtime, f.identity) for f in named} == {(None, None, None)}
 
 
+def test_the_listing_is_in_the_order_of_whole_paths_and_read_in_whole_folders(tmp_path):
+    from codexwatch.sources.history import _whole_folders, find_rollouts, iter_rollouts
+
+    names = ["sessions/2026/01/x/a.jsonl", "sessions/2026/01/x.jsonl", "sessions/2026/01/x-y.jsonl",
+             "sessions/2026/01/x/b/c.jsonl", "sessions/2026/1.jsonl", "archived_sessions/z.jsonl",
+             "sessions/2026/01/x0.jsonl", "sessions/2025/12/31/r.jsonl", "sessions/2026/01/x/b.txt"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    expected = sorted(str(tmp_path / n) for n in names if n.endswith(".jsonl"))
+    assert [f.path for f in iter_rollouts(tmp_path, stat=False)] == expected
+    assert [f.path for f in find_rollouts(tmp_path)] == expected
+    parts = list(_whole_folders(iter(find_rollouts(tmp_path)), 1))
+    assert [f.path for part in parts for f in part] == expected
+    # A part ends only where the folder changes (Codex's day folders come whole; the index
+    # takes a folder's files in several saves where they are not next to each other).
+    assert all(os.path.dirname(a[-1].path) != os.path.dirname(b[0].path) for a, b in zip(parts, parts[1:]))
+    assert len(parts) == 7
+
+
 def _home_with_a_fork(tmp_path):
     """Every real recording, and a fork: a later file that replays one session's turns."""
     home = tmp_path / "codex"
@@ -91,9 +112,11 @@ def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, 
     from codexwatch.sources import history as history_module, parallel, seen
 
     home = _home_with_a_fork(tmp_path)
-    if spill:  # the turn ids seen move to disk after the first few, folded a file at a time
+    if spill:  # the turn ids seen move to disk after the first few, folded a file at a time,
+        # and the files listed and read a folder at a time
         monkeypatch.setattr(seen, "SPILL_IDS", 5)
         monkeypatch.setattr(history_module, "_FOLD_TURNS", 1)
+        monkeypatch.setattr(history_module, "_FOLD_FILES", 1)
     # Helper processes and many small batches, so readers arrive out of order and must be
     # put back in path order.
     monkeypatch.setattr(history_module, "PARALLEL_MIN_BYTES", 1)
