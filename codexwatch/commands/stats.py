@@ -5,11 +5,13 @@ from __future__ import annotations
 import sys
 import time
 from datetime import datetime
+from typing import BinaryIO
 
 import orjson
 
 from codexwatch.commands.common import HomeUnreadable, fail, load, table
-from codexwatch.core.stats import StatsFold
+from codexwatch.core.models import Episode
+from codexwatch.core.stats import StatsFold, episode_json
 
 _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
@@ -21,13 +23,23 @@ def run(args, settings) -> int:
         load(settings, now, fold=fold)  # a file at a time, none of it kept but the statistics
     except HomeUnreadable as exc:
         return fail(str(exc))
-    stats = fold.result()
+    eps = fold.episodes()
+    before, after = fold.result_around(eps)
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(stats) + b"\n")
+        write_json(before, eps, after, sys.stdout.buffer)
         sys.stdout.flush()
         return 0
-    print(render(stats))
+    print(render({**before, "episodes": [episode_json(e) for e in eps[-10:]], **after}))
     return 0
+
+
+def write_json(before: dict, eps: list[Episode], after: dict, out: BinaryIO) -> None:
+    """StatsFold.result() as JSON, a line, its episodes made and written a few hundred
+    at a time (as a whole, a large history's would take tens of megabytes)."""
+    out.write(orjson.dumps(before)[:-1] + b',"episodes":[')
+    for i in range(0, len(eps), 256):
+        out.write((b"," if i else b"") + b",".join(orjson.dumps(episode_json(e)) for e in eps[i:i + 256]))
+    out.write(b"]," + orjson.dumps(after)[1:] + b"\n")
 
 
 def _rate(counts: dict) -> str:

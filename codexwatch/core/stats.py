@@ -189,18 +189,26 @@ class StatsFold:
     def result(self) -> dict:
         """Everything `codexwatch stats --json` prints."""
         eps = self.episodes()
+        before, after = self.result_around(eps)
+        return {**before, "episodes": [episode_json(e) for e in eps], **after}
+
+    def result_around(self, eps: list[Episode]) -> tuple[dict, dict]:
+        """What result() has before its episodes, and after them: so that a long history's
+        tens of thousands of episodes can be written out one at a time."""
         current = current_of(eps, self.now)
-        return {
+        before = {
             "generated_at": iso_utc(self.now),
             "turns": self.turns,
             "outcomes": {o: self._outcomes[o] for o in OUTCOMES if self._outcomes[o]},
             **self.model_stats(),
             "hour_of_week": self.hour_of_week(),
-            "episodes": [episode_json(e) for e in eps],
+        }
+        after = {
             "current_episode": current.id if current else None,
             "sessions_running": self.sessions_running(),
             "parser": {**self.parser_health(), "unknown_error_infos": dict(self._unknown_infos)},
         }
+        return before, after
 
     def sessions_running(self) -> list[str]:
         """The sessions with a turn still running."""

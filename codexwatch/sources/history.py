@@ -25,7 +25,7 @@ from codexwatch.core.models import FileHealth, Turn
 from codexwatch.core.stats import StatsFold
 from codexwatch.sources import logdb
 from codexwatch.sources.index import IndexCache, default_cache_dir, index_path
-from codexwatch.sources.reader import ReadJob, RolloutReader, read_jobs
+from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
 from codexwatch.sources.seen import TurnIds
 
 ROLLOUT_DIRS = ("sessions", "archived_sessions")
@@ -192,11 +192,12 @@ class History:
                        workers: int | None) -> Iterator[RolloutReader]:
         """_first_read, some thousands of files (whole folders) at a time: what is held of
         the listing, and of what the index says of it, stays that small."""
+        whole = WholeFileBuffer()  # one for all parts: each part's own would be megabytes more
         for chunk in _whole_folders(files, _FOLD_FILES):
             known = self.index.catalog({os.path.dirname(f.path) for f in chunk}) if self.index else {}
             if known and chunk[0].size is None:  # compared with the index: looked at
                 chunk = [f for f in map(_looked_at, chunk) if f is not None]
-            yield from self._first_read(now, chunk, known, None, True, workers)
+            yield from self._first_read(now, chunk, known, None, True, workers, whole)
 
     def _look(self, now: float) -> tuple[list[RolloutFile], dict[str, tuple]]:
         """The rollout files now, and what the index says each was when read."""
@@ -208,7 +209,8 @@ class History:
         return find_rollouts(self.home, cutoff, stat=cutoff is not None or bool(known)), known
 
     def _first_read(self, now: float, files: list[RolloutFile], known: dict[str, tuple],
-                    progress: Progress | None, skim: bool, workers: int | None) -> Iterator[RolloutReader]:
+                    progress: Progress | None, skim: bool, workers: int | None,
+                    whole: WholeFileBuffer | None = None) -> Iterator[RolloutReader]:
         """The reader of every file in `files`, as of `now`, in path order.
         What the index holds is taken from it, a folder at a time, and only appended bytes
         are read; other files are read whole (skimmed when quiet for a day), by several
@@ -226,7 +228,8 @@ class History:
             else:
                 jobs.append(job(f))
         new = {job.path for job in jobs}
-        fresh = self._read_new_files(jobs, workers)
+        whole = whole or WholeFileBuffer()
+        fresh = self._read_new_files(jobs, workers, whole)
         folders = _Folders(self.index, files)
         read = 0
         with _gc_paused(), (self.index.writing() if self.index is not None else nullcontext()):
@@ -238,7 +241,7 @@ class History:
                     if progress is not None:
                         progress(read, len(jobs))
                 elif (reader := folders.reader(f.path, folder)) is None:  # its row did not load
-                    reader = next(read_jobs([job(f)]))
+                    reader = next(read_jobs([job(f)], whole))
                 elif f.path in grown:
                     reader.read_new()
                 else:
@@ -253,13 +256,14 @@ class History:
                 found = {f.path for f in files}
                 self.index.forget([p for p in known if p not in found and not os.path.exists(p)])
 
-    def _read_new_files(self, jobs: list[ReadJob], workers: int | None) -> Iterator[RolloutReader]:
+    def _read_new_files(self, jobs: list[ReadJob], workers: int | None,
+                        whole: WholeFileBuffer) -> Iterator[RolloutReader]:
         workers = workers if workers is not None else min(2, os.cpu_count() or 1)
         if workers > 1 and sum(job.weight for job in jobs) >= PARALLEL_MIN_BYTES:
             from codexwatch.sources import parallel  # helper processes: only when they pay
 
-            return parallel.read_in_order(jobs, workers)
-        return read_jobs(jobs)
+            return parallel.read_in_order(jobs, workers, whole)
+        return read_jobs(jobs, whole)
 
     def refresh_file(self, path: str) -> bool:
         """Read what was appended to one file; True when anything changed."""

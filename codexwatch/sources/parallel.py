@@ -99,23 +99,26 @@ def _start_helper(batches: list[list[ReadJob]], claims: int) -> tuple[int, int]:
     return pid, receive
 
 
-def read_in_order(jobs: list[ReadJob], workers: int) -> Iterator[RolloutReader]:
+def read_in_order(jobs: list[ReadJob], workers: int,
+                  whole: WholeFileBuffer | None = None) -> Iterator[RolloutReader]:
     """Every job's reader, in the order of `jobs`, read by `workers - 1` helper processes
-    and this one. The helpers start now, before the first reader is asked for."""
+    and this one (into `whole`, if given). The helpers start now, before the first reader
+    is asked for."""
     batches = _batches(jobs)
+    whole = whole or WholeFileBuffer()
     if workers < 2 or len(batches) < 2 or not _can_fork():
-        return read_jobs(jobs)
-    return _Crew(batches, workers).readers()
+        return read_jobs(jobs, whole)
+    return _Crew(batches, workers, whole).readers()
 
 
 class _Crew:
     """This process and its helpers, reading the batches; hands readers on in order."""
 
-    def __init__(self, batches: list[list[ReadJob]], workers: int) -> None:
+    def __init__(self, batches: list[list[ReadJob]], workers: int, whole: WholeFileBuffer) -> None:
         self.batches = batches
         self.done: dict[int, list[RolloutReader]] = {}  # read, not yet handed on
         self.sending: dict[int, int] = {}  # the pipe a helper's batches come through -> its pid
-        self.whole = WholeFileBuffer()
+        self.whole = whole
         self.claims, fill = os.pipe()
         try:
             _write_all(fill, b"".join(i.to_bytes(_NUMBER, "little") for i in range(len(batches))))

@@ -96,3 +96,31 @@ def test_a_long_first_read_counts_its_files_on_a_terminal_and_wipes_the_line():
     show(1, 2)
     show(2, 2)
     assert quick.getvalue() == ""  # over before half a second: nothing shown, nothing wiped
+
+
+@pytest.mark.parametrize("many", [0, 1, 600])
+def test_stats_json_written_an_episode_at_a_time_is_the_whole_result(many):
+    import io
+
+    import orjson
+
+    from codexwatch.commands.stats import write_json
+    from codexwatch.core.models import Turn
+    from codexwatch.core.stats import StatsFold
+
+    now = 1_800_000_000.0
+    turns = []
+    for i in range(many):  # failures an hour apart, a success between some: `many` episodes
+        at = now - 3600 * (many - i)
+        turns.append(Turn(session_id=f"s{i % 7}", turn_id=f"f{i}", file="f", outcome="failed",
+                          error_class="capacity", started_at=at - 5, ended_at=at, model="m"))
+        if i % 3 == 0:
+            turns.append(Turn(session_id="s", turn_id=f"o{i}", file="f", outcome="ok",
+                              started_at=at + 1, ended_at=at + 2, model="m"))
+    fold = StatsFold(now).add(turns)
+    eps = fold.episodes()
+    assert len(eps) == many
+    before, after = fold.result_around(eps)
+    out = io.BytesIO()
+    write_json(before, eps, after, out)
+    assert out.getvalue() == orjson.dumps(fold.result()) + b"\n"
