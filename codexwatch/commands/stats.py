@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 from datetime import datetime
 from typing import BinaryIO
 
 import orjson
 
 from codexwatch.commands.common import HomeUnreadable, fail, load, table
-from codexwatch.core.models import Episode
 from codexwatch.core.stats import StatsFold, episode_json
 
 _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
@@ -23,23 +23,30 @@ def run(args, settings) -> int:
         load(settings, now, fold=fold)  # a file at a time, none of it kept but the statistics
     except HomeUnreadable as exc:
         return fail(str(exc))
-    eps = fold.episodes()
-    before, after = fold.result_around(eps)
     if args.json:
-        write_json(before, eps, after, sys.stdout.buffer)
+        write_json(fold, sys.stdout.buffer)
         sys.stdout.flush()
         return 0
-    print(render({**before, "episodes": [episode_json(e) for e in eps[-10:]], **after}))
+    latest = deque(fold.iter_episodes(), maxlen=10)
+    last = latest[-1] if latest else None
+    print(render({**fold.result_before(), "episodes": [episode_json(e) for e in latest],
+                  **fold.result_after(last)}))
     return 0
 
 
-def write_json(before: dict, eps: list[Episode], after: dict, out: BinaryIO) -> None:
-    """StatsFold.result() as JSON, a line, its episodes made and written a few hundred
-    at a time (as a whole, a large history's would take tens of megabytes)."""
-    out.write(orjson.dumps(before)[:-1] + b',"episodes":[')
-    for i in range(0, len(eps), 256):
-        out.write((b"," if i else b"") + b",".join(orjson.dumps(episode_json(e)) for e in eps[i:i + 256]))
-    out.write(b"]," + orjson.dumps(after)[1:] + b"\n")
+def write_json(fold: StatsFold, out: BinaryIO) -> None:
+    """fold.result() as JSON, a line, its episodes written a few hundred at a time as they
+    are found: a large history has tens of thousands, tens of megabytes made at once."""
+    out.write(orjson.dumps(fold.result_before())[:-1] + b',"episodes":[')
+    last, batch, sep = None, [], b""
+    for last in fold.iter_episodes():
+        batch.append(orjson.dumps(episode_json(last)))
+        if len(batch) == 256:
+            out.write(sep + b",".join(batch))
+            batch, sep = [], b","
+    if batch:
+        out.write(sep + b",".join(batch))
+    out.write(b"]," + orjson.dumps(fold.result_after(last))[1:] + b"\n")
 
 
 def _rate(counts: dict) -> str:

@@ -7,7 +7,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from datetime import datetime, timezone, tzinfo
 from operator import attrgetter, itemgetter
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 from codexwatch.core.models import ERROR_CLASSES, OUTCOMES, Episode, FileHealth, Turn
 from codexwatch.core.times import iso_utc
@@ -84,18 +84,19 @@ class StatsFold:
     added in: the order of sorting History's list (by start, stably) and then by time.
     """
 
-    def __init__(self, now: float, tz: tzinfo | None = None) -> None:
+    def __init__(self, now: float, tz: tzinfo | None = None,
+                 spill: "Callable[[Finished], Finished] | None" = None) -> None:
+        """`spill`: where the finished turns go once they weigh SPILL_BYTES in memory (it
+        is given those so far and returns their new keeper, e.g. a database on disk)."""
         self.now, self.tz = now, tz
         self.turns = 0
         self._outcomes: Counter = Counter()
         self._running: set[str] = set()
-        self._ok_at = array("d")
-        self._ok_start = array("d")
-        self._ok_code = array("I")  # each one's variant: its place in _variants
+        self._finished: Finished = Finished()
+        self._spill = spill
+        self._unrecorded: set[str] = set()  # sessions with a failure of unrecorded cause
+        self._amend: Callable[[Turn], None] | None = None
         self._variants: dict[tuple, int] = {}  # (model, effort, fast) as the turns say
-        # (at, start, place, turn): place is the number of successful turns added before it,
-        # less a half, comparable with a successful turn's position in _ok_at.
-        self._failed: list[tuple[float, float, float, Turn]] = []
         self._health: dict[str, dict] = {}
         self._unreadable = 0
         self._unknown_infos: Counter = Counter()
@@ -107,8 +108,8 @@ class StatsFold:
         self.turns += len(turns)
         self._outcomes.update(map(_OUTCOME, turns))
         self._running.update([t.session_id for t in turns if t.live])
-        ok_at, ok_start, ok_code, variants = self._ok_at, self._ok_start, self._ok_code, self._variants
-        failed = self._failed
+        ok_at, ok_start, ok_code, failed = array("d"), array("d"), array("I"), []
+        variants, before = self._variants, self._finished.successes
         for t in turns:
             outcome = t.outcome
             if outcome != "ok" and outcome != "failed":
@@ -123,8 +124,30 @@ class StatsFold:
                     code = variants[variant] = len(variants)
                 ok_code.append(code)
             else:
-                failed.append((at, start, len(ok_at) - 0.5, t))
+                # place: the successes added before it, less a half: comparable with a
+                # success's place, its number in the order added.
+                failed.append((at, start, before + len(ok_at) - 0.5, t))
+                if t.error_class == "unrecorded":
+                    self._unrecorded.add(t.session_id)
+        self._finished.add(ok_at, ok_start, ok_code, failed)
+        if self._spill is not None and self._finished.weight > SPILL_BYTES:
+            self._finished = self._spill(self._finished)
+            self._spill = None  # its keeper now takes the rest too
         return self
+
+    def unrecorded_sessions(self) -> set[str]:
+        """The sessions with a failed turn whose cause the rollout did not record."""
+        return set(self._unrecorded)
+
+    def amend_failures(self, amend: Callable[[Turn], None]) -> None:
+        """Have `amend` see (and may change) every failed turn before it is counted: how
+        causes found later, in Codex's log, are given to turns already folded."""
+        self._amend = amend
+
+    def _failures(self, in_place: bool = False) -> Iterator[tuple[float, float, float, Turn]]:
+        """The failures, as added or (`in_place`) by (time, start, place), amended."""
+        entries = self._finished.failures_in_place() if in_place else self._finished.failures()
+        return entries if self._amend is None else _amended(entries, self._amend)
 
     def add_health(self, h: FileHealth) -> None:
         row = self._health.get(h.cli_version or "unknown")
@@ -150,122 +173,104 @@ class StatsFold:
         """Plain values (marshal-able) from which restore makes this fold again, for
         any clock: what it holds does not depend on one. Export and store at once: the fold
         goes on changing what it holds."""
+        ok_at, ok_start, ok_code, failed = self._finished.export()
         return {
             "turns": self.turns, "outcomes": dict(self._outcomes), "running": list(self._running),
-            "ok_at": self._ok_at.tobytes(), "ok_start": self._ok_start.tobytes(),
-            "ok_code": self._ok_code.tobytes(), "variants": list(self._variants),
-            "failed": [(at, start, place, turn_to_row(t)) for at, start, place, t in self._failed],
-            "health": self._health, "unreadable": self._unreadable,
-            "unknown_infos": dict(self._unknown_infos),
+            "ok_at": ok_at, "ok_start": ok_start, "ok_code": ok_code, "variants": list(self._variants),
+            "failed": failed, "health": self._health, "unreadable": self._unreadable,
+            "unknown_infos": dict(self._unknown_infos), "unrecorded": list(self._unrecorded),
         }
 
     def restore(self, state: dict) -> "StatsFold":
         """Take up, in this fold (a new one), what export_state gave; a state that does not
         load raises, and leaves the fold as it was."""
-        ok_at, ok_start = array("d", state["ok_at"]), array("d", state["ok_start"])
-        ok_code = array("I", state["ok_code"])
-        if not len(ok_at) == len(ok_start) == len(ok_code):
-            raise ValueError("a fold's state of another shape")
-        rows = state["failed"]
-        turns = turns_from_rows([row[3] for row in rows])
-        failed = [(at, start, place, turn) for (at, start, place, _), turn in zip(rows, turns)]
+        finished = Finished.restore(state["ok_at"], state["ok_start"], state["ok_code"], state["failed"])
         variants = {tuple(v): code for code, v in enumerate(state["variants"])}
         outcomes, running = Counter(state["outcomes"]), set(state["running"])
-        unknown_infos = Counter(state["unknown_infos"])
+        unknown_infos, unrecorded = Counter(state["unknown_infos"]), set(state["unrecorded"])
         self.turns, self._unreadable = int(state["turns"]), int(state["unreadable"])
         self._health = dict(state["health"])
-        self._ok_at, self._ok_start, self._ok_code = ok_at, ok_start, ok_code
-        self._variants, self._failed, self._outcomes = variants, failed, outcomes
-        self._running, self._unknown_infos = running, unknown_infos
+        self._finished, self._variants, self._outcomes = finished, variants, outcomes
+        self._running, self._unknown_infos, self._unrecorded = running, unknown_infos, unrecorded
+        if self._spill is not None and finished.weight > SPILL_BYTES:
+            self._finished, self._spill = self._spill(finished), None
         return self
-
-    @property
-    def failed(self) -> list[Turn]:
-        """The failed turns, as added: the ones a cause from Codex's log can still be given to."""
-        return [entry[3] for entry in self._failed]
 
     # -- the figures --------------------------------------------------------------------
 
     def result(self) -> dict:
         """Everything `codexwatch stats --json` prints."""
         eps = self.episodes()
-        before, after = self.result_around(eps)
-        return {**before, "episodes": [episode_json(e) for e in eps], **after}
+        return {**self.result_before(), "episodes": [episode_json(e) for e in eps],
+                **self.result_after(eps[-1] if eps else None)}
 
-    def result_around(self, eps: list[Episode]) -> tuple[dict, dict]:
-        """What result() has before its episodes, and after them: so that a long history's
-        tens of thousands of episodes can be written out one at a time."""
-        current = current_of(eps, self.now)
-        before = {
+    def result_before(self) -> dict:
+        """What result() has before its episodes: a long history's tens of thousands of
+        episodes can then be written out as they come (iter_episodes)."""
+        return {
             "generated_at": iso_utc(self.now),
             "turns": self.turns,
             "outcomes": {o: self._outcomes[o] for o in OUTCOMES if self._outcomes[o]},
             **self.model_stats(),
             "hour_of_week": self.hour_of_week(),
         }
-        after = {
+
+    def result_after(self, last: Episode | None) -> dict:
+        """What result() has after its episodes, the last of which is `last`."""
+        current = current_of([last] if last is not None else [], self.now)
+        return {
             "current_episode": current.id if current else None,
             "sessions_running": self.sessions_running(),
             "parser": {**self.parser_health(), "unknown_error_infos": dict(self._unknown_infos)},
         }
-        return before, after
 
     def sessions_running(self) -> list[str]:
         """The sessions with a turn still running."""
         return sorted(self._running)
 
     def model_stats(self) -> dict:
-        # The successes of the widest window, looked for once; the narrower ones lie within.
-        widest = max(span for span in WINDOWS.values() if span is not None)
-        recent = [(at, code) for at, code in zip(self._ok_at, self._ok_code)
-                  if self.now - widest <= at <= self.now + 60]
-        windows = {name: self._by_variant(span, recent) for name, span in WINDOWS.items()}
-        variants = sorted(windows["all"][0], key=lambda key: tuple(map(str, key)))
+        lows = {name: None if span is None else self.now - span for name, span in WINDOWS.items()}
+        high = self.now + 60
+        counts = {name: Counter() for name in WINDOWS}
+        tallies: dict[str, dict[tuple, _Tally]] = {name: defaultdict(_Tally) for name in WINDOWS}
+        variant_of = list(self._variants)
+        for name, per_code in self._finished.successes_per_variant(lows, high).items():
+            for code, n in per_code.items():
+                model, effort, fast = variant_of[code]
+                counts[name][(model or "unknown", effort, fast)] += n
+        for at, _, _, t in self._failures():
+            key = (t.model or "unknown", t.effort, t.fast)
+            for name, low in lows.items():
+                if low is None or low <= at <= high:
+                    counts[name][key] += 1
+                    tallies[name][key].add(t)
+        variants = sorted(counts["all"], key=lambda key: tuple(map(str, key)))
         models = sorted({key[0] for key in variants})
 
-        def of_model(model: str, counts: Counter, failed: dict) -> dict:
+        def of_model(model: str, name: str) -> dict:
             keys = [key for key in variants if key[0] == model]
-            return _summary(sum(counts[k] for k in keys), [t for k in keys for t in failed.get(k, ())])
+            tally = _Tally()
+            for key in keys:
+                tally.merge(tallies[name].get(key))
+            return tally.summary(sum(counts[name][k] for k in keys))
 
-        def of_variant(key: tuple, counts: Counter, failed: dict) -> dict:
-            return _summary(counts[key], failed.get(key, []))
+        def of_variant(key: tuple, name: str) -> dict:
+            return (tallies[name].get(key) or _Tally()).summary(counts[name][key])
 
         return {
-            "models": [{"model": m, **{name: of_model(m, *w) for name, w in windows.items()}}
-                       for m in models],
+            "models": [{"model": m, **{name: of_model(m, name) for name in WINDOWS}} for m in models],
             "variants": [{"model": m, "effort": e, "fast": f,
-                          **{name: of_variant((m, e, f), *w) for name, w in windows.items()}}
+                          **{name: of_variant((m, e, f), name) for name in WINDOWS}}
                          for m, e, f in variants],
         }
-
-    def _by_variant(self, span: float | None, recent: list[tuple[float, int]]) -> tuple[Counter, dict]:
-        """Finished turns per (model, effort, Fast) in one window, and the failed ones.
-        `recent`: (time, variant) of the successes in the widest window."""
-        lo, hi = (self.now - span, self.now + 60) if span is not None else (None, None)
-        if lo is None:
-            per_code = Counter(self._ok_code)
-        else:
-            per_code = Counter([code for at, code in recent if lo <= at])
-        variant_of = list(self._variants)
-        counts: Counter = Counter()
-        for code, n in per_code.items():
-            model, effort, fast = variant_of[code]
-            counts[(model or "unknown", effort, fast)] += n
-        failed: dict[tuple, list[Turn]] = defaultdict(list)
-        for at, _, _, t in self._failed:
-            if lo is None or lo <= at <= hi:
-                key = (t.model or "unknown", t.effort, t.fast)
-                counts[key] += 1
-                failed[key].append(t)
-        return counts, failed
 
     def hour_of_week(self) -> dict:
         turns_grid = [[0] * 24 for _ in range(7)]
         fail_grid = [[0] * 24 for _ in range(7)]
         # Counted per quarter hour (every zone's offset is a whole number of them), then each
         # quarter placed once: far fewer quarters than turns in a long history.
-        fails_per_quarter = Counter([int(entry[0] // 900) for entry in self._failed])
-        turns_per_quarter = Counter([int(at // 900) for at in self._ok_at]) + fails_per_quarter
+        fails_per_quarter = self._finished.failures_per_quarter()
+        turns_per_quarter = self._finished.successes_per_quarter() + fails_per_quarter
         slot = _LocalSlots(self.tz)
         for grid, per_quarter in ((turns_grid, turns_per_quarter), (fail_grid, fails_per_quarter)):
             for quarter, n in per_quarter.items():
@@ -276,21 +281,22 @@ class StatsFold:
 
     def episodes(self, gap: float = EPISODE_GAP) -> list[Episode]:
         """Runs of failed turns with no success between and no pause over `gap`; oldest first."""
-        failed = sorted(self._failed, key=_KEY)  # stable: equal keys keep the order added
-        successes = _Successes(self._ok_at, self._ok_start, {entry[0] for entry in failed})
-        out: list[Episode] = []
+        return list(self.iter_episodes(gap))
+
+    def iter_episodes(self, gap: float = EPISODE_GAP) -> Iterator[Episode]:
+        """episodes(), one at a time."""
+        successes = self._finished.successes_between()
         run: list[Turn] = []
         last: _Key | None = None
-        for entry in failed:
+        for entry in self._failures(in_place=True):
             key = _KEY(entry)
-            if run and (key[0] - last[0] > gap or successes.between(last, key)):
-                out.append(Episode(episode_id(run[0]), run, ongoing=False))
+            if run and (key[0] - last[0] > gap or successes(last, key)):
+                yield Episode(episode_id(run[0]), run, ongoing=False)
                 run = []
             run.append(entry[3])
             last = key
         if run:
-            out.append(Episode(episode_id(run[0]), run, ongoing=not successes.between(last, None)))
-        return out
+            yield Episode(episode_id(run[0]), run, ongoing=not successes(last, None))
 
     def parser_health(self) -> dict:
         # `lines` counts the lines read one by one; skimmed files (quiet ones, first read)
@@ -314,6 +320,87 @@ class StatsFold:
 
 
 _KEY = itemgetter(0, 1, 2)
+
+
+def _amended(entries: Iterable[tuple], amend: Callable[[Turn], None]) -> Iterator[tuple]:
+    for entry in entries:
+        amend(entry[3])
+        yield entry
+
+
+SPILL_BYTES = 8 << 20  # what a fold's finished turns may weigh in memory, with somewhere to spill
+_OK_BYTES, _FAILED_BYTES = 20, 500  # a success's time, start and variant; a failed turn, whole
+
+
+class Finished:
+    """The finished turns a fold keeps, in memory: of a success its time, start and variant
+    (in arrays: 20 bytes); a failure whole, as (time, start, place, turn). A place orders
+    turns with equal times and starts: a success's is its number in the order added; a
+    failure's, the successes added before it less a half. sources/spill.py keeps the same on
+    disk, with the same methods."""
+
+    def __init__(self) -> None:
+        self.ok_at, self.ok_start, self.ok_code = array("d"), array("d"), array("I")
+        self.failed: list[tuple[float, float, float, Turn]] = []
+
+    @classmethod
+    def restore(cls, ok_at: bytes, ok_start: bytes, ok_code: bytes, failed: list) -> "Finished":
+        """From export()'s values; raises if they do not fit together."""
+        kept = cls()
+        kept.ok_at, kept.ok_start, kept.ok_code = array("d", ok_at), array("d", ok_start), array("I", ok_code)
+        if not len(kept.ok_at) == len(kept.ok_start) == len(kept.ok_code):
+            raise ValueError("finished turns of another shape")
+        turns = turns_from_rows([row[3] for row in failed])
+        kept.failed = [(at, start, place, turn) for (at, start, place, _), turn in zip(failed, turns)]
+        return kept
+
+    def export(self) -> tuple[bytes, bytes, bytes, list]:
+        return (self.ok_at.tobytes(), self.ok_start.tobytes(), self.ok_code.tobytes(),
+                [(at, start, place, turn_to_row(t)) for at, start, place, t in self.failed])
+
+    @property
+    def successes(self) -> int:
+        return len(self.ok_at)
+
+    @property
+    def weight(self) -> int:
+        """Bytes held, roughly."""
+        return _OK_BYTES * len(self.ok_at) + _FAILED_BYTES * len(self.failed)
+
+    def add(self, ok_at: array, ok_start: array, ok_code: array,
+            failed: list[tuple[float, float, float, Turn]]) -> None:
+        self.ok_at.extend(ok_at)
+        self.ok_start.extend(ok_start)
+        self.ok_code.extend(ok_code)
+        self.failed += failed
+
+    def failures(self) -> Iterator[tuple[float, float, float, Turn]]:
+        """In the order added."""
+        return iter(self.failed)
+
+    def failures_in_place(self) -> Iterator[tuple[float, float, float, Turn]]:
+        """By (time, start, place)."""
+        return iter(sorted(self.failed, key=_KEY))  # stable, though places are never equal
+
+    def successes_per_variant(self, lows: dict[str, float | None], high: float) -> dict[str, Counter]:
+        """Successes per variant code in each window from lows[name] to `high` (no low:
+        all of them)."""
+        finite = [low for low in lows.values() if low is not None]
+        # The successes of the widest window, looked for once; the narrower ones lie within.
+        recent = [(at, code) for at, code in zip(self.ok_at, self.ok_code)
+                  if min(finite) <= at <= high] if finite else []
+        return {name: Counter(self.ok_code) if low is None else Counter([c for at, c in recent if low <= at])
+                for name, low in lows.items()}
+
+    def successes_per_quarter(self) -> Counter:
+        return Counter([int(at // 900) for at in self.ok_at])
+
+    def failures_per_quarter(self) -> Counter:
+        return Counter([int(entry[0] // 900) for entry in self.failed])
+
+    def successes_between(self) -> Callable[[_Key, _Key | None], bool]:
+        """-> is there a success placed after `lo` and before `hi` (None: at all)?"""
+        return _Successes(self.ok_at, self.ok_start, {entry[0] for entry in self.failed}).between
 
 
 class _Successes:
@@ -344,16 +431,37 @@ class _Successes:
         return False
 
 
-def _summary(decided: int, failed: list[Turn]) -> dict:
-    classes = Counter(t.error_class or "other" for t in failed)
-    return {
-        "turns": decided,
-        "failures": len(failed),
-        "failure_rate": round(len(failed) / decided, 4) if decided else None,
-        "by_class": {c: classes[c] for c in ERROR_CLASSES if c in classes},
-        "lost_minutes": round(sum((t.duration_ms or 0) for t in failed) / 60000, 1),
-        "lost_tokens": sum(t.tokens for t in failed),
-    }
+class _Tally:
+    """Failed turns counted for a summary: how many, by class, the time and tokens lost."""
+
+    __slots__ = ("failures", "classes", "ms", "tokens")
+
+    def __init__(self) -> None:
+        self.failures, self.classes, self.ms, self.tokens = 0, Counter(), 0, 0
+
+    def add(self, t: Turn) -> None:
+        self.failures += 1
+        self.classes[t.error_class or "other"] += 1
+        self.ms += t.duration_ms or 0
+        self.tokens += t.tokens
+
+    def merge(self, other: "_Tally | None") -> None:
+        if other is not None:
+            self.failures += other.failures
+            self.classes.update(other.classes)
+            self.ms += other.ms
+            self.tokens += other.tokens
+
+    def summary(self, decided: int) -> dict:
+        """`decided`: the finished turns, successes and these failures."""
+        return {
+            "turns": decided,
+            "failures": self.failures,
+            "failure_rate": round(self.failures / decided, 4) if decided else None,
+            "by_class": {c: self.classes[c] for c in ERROR_CLASSES if c in self.classes},
+            "lost_minutes": round(self.ms / 60000, 1),
+            "lost_tokens": self.tokens,
+        }
 
 
 class _LocalSlots:

@@ -170,7 +170,10 @@ class History:
         seen.close()
         if blob is not None:
             self.index.save_snapshot(blob)
-        self._add_log_causes(into.failed)
+        # Causes from Codex's log, looked up once for all, given as the failures are read.
+        self._look_up_causes(into.unrecorded_sessions())
+        if self._log_causes:
+            into.amend_failures(self._give_cause)
 
     def _listing(self, stat: bool = False) -> Iterator[RolloutFile]:
         """The files a fold reads, in path order, found as they are read: with a window,
@@ -313,18 +316,24 @@ class History:
         return turns
 
     def _add_log_causes(self, turns: list[Turn]) -> None:
-        wanted = {t.session_id for t in turns if t.error_class == "unrecorded"}
-        new = wanted - self._log_checked
+        self._look_up_causes({t.session_id for t in turns if t.error_class == "unrecorded"})
+        if self._log_causes:
+            for turn in turns:
+                self._give_cause(turn)
+
+    def _look_up_causes(self, sessions: set[str]) -> None:
+        """What Codex's log says of these sessions' failed turns, asked once a session."""
+        new = sessions - self._log_checked
         if new:
             self._log_causes.update(logdb.turn_errors(self.home, new))
             self._log_checked |= new
-        if not self._log_causes:
-            return
-        for turn in turns:
-            message = self._log_causes.get(turn.turn_id)
-            if turn.error_class == "unrecorded" and message:
-                turn.message = message
-                turn.error_class, turn.http_status, _ = classify(None, message)
+
+    def _give_cause(self, turn: Turn) -> None:
+        """An unrecorded failure's cause from Codex's log, if it has one for the turn."""
+        message = self._log_causes.get(turn.turn_id)
+        if turn.error_class == "unrecorded" and message:
+            turn.message = message
+            turn.error_class, turn.http_status, _ = classify(None, message)
 
     def health(self) -> list[FileHealth]:
         return [r.health() for _, r in sorted(self.readers.items())]

@@ -118,9 +118,7 @@ def test_stats_json_written_an_episode_at_a_time_is_the_whole_result(many):
             turns.append(Turn(session_id="s", turn_id=f"o{i}", file="f", outcome="ok",
                               started_at=at + 1, ended_at=at + 2, model="m"))
     fold = StatsFold(now).add(turns)
-    eps = fold.episodes()
-    assert len(eps) == many
-    before, after = fold.result_around(eps)
+    assert len(fold.episodes()) == many
     out = io.BytesIO()
-    write_json(before, eps, after, out)
+    write_json(fold, out)
     assert out.getvalue() == orjson.dumps(fold.result()) + b"\n"

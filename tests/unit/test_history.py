@@ -92,11 +92,14 @@ def test_the_listing_is_in_the_order_of_whole_paths_and_read_in_whole_folders(tm
 
 
 def _home_with_a_fork(tmp_path):
-    """Every real recording, and a fork: a later file that replays one session's turns."""
+    """Every real recording, Codex's log of one, and a fork: a later file that replays one
+    session's turns."""
     home = tmp_path / "codex"
     for folder in REAL_CLI.iterdir():
         if (folder / "sessions").is_dir():
             shutil.copytree(folder / "sessions", home / "sessions", dirs_exist_ok=True)
+    # Codex's log, which names causes the rollouts of tui-0.140.0 do not record.
+    shutil.copy(REAL_CLI / "tui-0.140.0" / "logs_2.sqlite", home / "logs_2.sqlite")
     parent = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
     fork = home / "sessions" / "2099" / "01" / "01" / "rollout-2099-01-01T00-00-00-fork.jsonl"
     fork.parent.mkdir(parents=True)
