@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import time
 from collections import deque
@@ -12,22 +13,30 @@ import orjson
 
 from codexwatch.commands.common import HomeUnreadable, fail, load, table
 from codexwatch.core.stats import StatsFold, episode_json
+from codexwatch.sources.spill import to_disk
 
 _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
 
 def run(args, settings) -> int:
     now = time.time()
-    fold = StatsFold(now)
+    # A file at a time, none of it kept but the statistics; those of a very large history
+    # on disk.
+    fold = StatsFold(now, spill=to_disk)
     try:
-        load(settings, now, fold=fold)  # a file at a time, none of it kept but the statistics
+        load(settings, now, fold=fold)
+        if args.json:
+            write_json(fold, sys.stdout.buffer)
+            sys.stdout.flush()
+            return 0
+        latest = deque(fold.iter_episodes(), maxlen=10)
     except HomeUnreadable as exc:
         return fail(str(exc))
-    if args.json:
-        write_json(fold, sys.stdout.buffer)
-        sys.stdout.flush()
-        return 0
-    latest = deque(fold.iter_episodes(), maxlen=10)
+    except sqlite3.Error as exc:  # the temporary database: a full or unwritable disk
+        import tempfile
+
+        return fail(f"the statistics could not be kept on disk ({exc}): make room in "
+                    f"{tempfile.gettempdir()} or point TMPDIR elsewhere")
     last = latest[-1] if latest else None
     print(render({**fold.result_before(), "episodes": [episode_json(e) for e in latest],
                   **fold.result_after(last)}))

@@ -328,7 +328,7 @@ def _amended(entries: Iterable[tuple], amend: Callable[[Turn], None]) -> Iterato
         yield entry
 
 
-SPILL_BYTES = 8 << 20  # what a fold's finished turns may weigh in memory, with somewhere to spill
+SPILL_BYTES = 16 << 20  # what a fold's finished turns may weigh in memory, with somewhere to spill
 _OK_BYTES, _FAILED_BYTES = 20, 500  # a success's time, start and variant; a failed turn, whole
 
 
@@ -336,8 +336,8 @@ class Finished:
     """The finished turns a fold keeps, in memory: of a success its time, start and variant
     (in arrays: 20 bytes); a failure whole, as (time, start, place, turn). A place orders
     turns with equal times and starts: a success's is its number in the order added; a
-    failure's, the successes added before it less a half. sources/spill.py keeps the same on
-    disk, with the same methods."""
+    failure's, the successes added before it less a half. sources/spill.py's SpilledTurns
+    keeps the same on disk, answering the same methods."""
 
     def __init__(self) -> None:
         self.ok_at, self.ok_start, self.ok_code = array("d"), array("d"), array("I")

@@ -3,8 +3,7 @@
 Forks and sub-agent files replay their parent's turns, so every turn id counted has to be
 remembered to count each turn once: the one thing a first read keeps for every turn. Kept
 in a set they cost some 140 bytes each, 22 MB for an 8 GiB history; so past `limit` they
-move into SQLite's private temporary database (a file in the system's temporary folder,
-gone when closed), whose page cache is capped. Small histories never get there.
+move into a temporary database on disk (sources/spill.py). Small histories never get there.
 """
 
 from __future__ import annotations
@@ -16,8 +15,9 @@ from typing import Iterable, Iterator
 
 import orjson
 
+from codexwatch.sources.spill import temporary_database
+
 SPILL_IDS = 32_768  # ids kept in memory before they move to disk: ~4 MB
-_CACHE_KIB = 2048  # the temporary database's page cache
 _SEEN_AMONG = "SELECT ids.id FROM json_each(?) AS given JOIN ids ON ids.id = given.value"
 
 
@@ -76,16 +76,7 @@ class TurnIds:
 
     def _spill(self) -> None:
         if self.db is None:
-            db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
-            try:
-                db.executescript(
-                    f"PRAGMA cache_size=-{_CACHE_KIB}; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                    "CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID;"
-                )
-            except sqlite3.Error:
-                db.close()
-                raise
-            self.db = db
+            self.db = temporary_database("CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID;")
         before = self.db.total_changes
         try:
             self.db.execute("BEGIN")

@@ -111,8 +111,10 @@ def _home_with_a_fork(tmp_path):
 @pytest.mark.parametrize("cache", [False, True])
 @pytest.mark.parametrize("spill", [False, True])
 def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, monkeypatch, since, cache, spill):
+    from codexwatch.core import stats
     from codexwatch.core.stats import StatsFold, compute_stats
     from codexwatch.sources import history as history_module, parallel, seen
+    from codexwatch.sources.spill import to_disk
 
     home = _home_with_a_fork(tmp_path)
     if spill:  # the turn ids seen move to disk after the first few, folded a file at a time,
@@ -120,6 +122,7 @@ def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, 
         monkeypatch.setattr(seen, "SPILL_IDS", 5)
         monkeypatch.setattr(history_module, "_FOLD_TURNS", 1)
         monkeypatch.setattr(history_module, "_FOLD_FILES", 1)
+        monkeypatch.setattr(stats, "SPILL_BYTES", 0)  # the finished turns, on disk at once
     # Helper processes and many small batches, so readers arrive out of order and must be
     # put back in path order.
     monkeypatch.setattr(history_module, "PARALLEL_MIN_BYTES", 1)
@@ -129,7 +132,7 @@ def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, 
                              unknown_error_infos=whole.unknown_error_infos())
     assert len({t.turn_id for t in whole.turns}) == len(whole.turns)
     for _ in range(2 if cache else 1):  # with the index: written, then read
-        fold = StatsFold(NOW)
+        fold = StatsFold(NOW, spill=to_disk)
         folded = load_history(home, since, NOW, use_cache=cache, cache_dir=tmp_path / "cache",
                               parallel=True, fold=fold)
         assert fold.result() == expected
