@@ -135,6 +135,11 @@ class StatsFold:
             self._spill = None  # its keeper now takes the rest too
         return self
 
+    @property
+    def on_disk(self) -> bool:
+        """Whether the finished turns were spilled."""
+        return type(self._finished) is not Finished
+
     def unrecorded_sessions(self) -> set[str]:
         """The sessions with a failed turn whose cause the rollout did not record."""
         return set(self._unrecorded)

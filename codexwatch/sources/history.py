@@ -386,10 +386,15 @@ class _Folders:
 _FOLD_TURNS = 4096  # turns folded at a time: fewer, larger parts cost less
 
 
-def _snapshot(fold: StatsFold, seen: TurnIds, covered: "_Covered", now: float) -> dict[str, bytes]:
+def _snapshot(fold: StatsFold, seen: TurnIds, covered: "_Covered", now: float) -> dict[str, bytes] | None:
     """The fold as it stands, the files it covers and the turn ids seen so far, stored at
     once (the fold goes on changing). The ids are a part of their own, only needed when
-    there are files beyond those covered; `made` ties the two parts together."""
+    there are files beyond those covered; `made` ties the two parts together.
+
+    None once the fold or the ids went to disk: stored, they would take back into memory
+    all that they left it for. (Such a history's next run reads its files' index rows.)"""
+    if fold.on_disk or seen.db is not None:
+        return None
     made = (now, len(covered))
     return {
         "stats": marshal.dumps({"fold": fold.export_state(), "made": made, "files": covered.key()}),

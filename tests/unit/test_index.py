@@ -191,6 +191,24 @@ def test_stats_taken_up_from_the_index_equal_stats_read_afresh(home, tmp_path, m
     assert opened == []  # neither a file nor a folder's readers were needed
 
 
+def test_statistics_that_went_to_disk_are_not_stored_but_their_files_are_indexed(home, tmp_path, monkeypatch):
+    from codexwatch.core import stats
+    from codexwatch.core.stats import StatsFold
+    from codexwatch.sources.spill import to_disk
+
+    monkeypatch.setattr(stats, "SPILL_BYTES", 0)
+    cache = tmp_path / "cache"
+    fresh = _stats(home, cache, use_cache=False)
+    for _ in range(2):
+        fold = StatsFold(NOW, spill=to_disk)
+        history = load_history(home, None, NOW, cache_dir=cache, fold=fold)
+        assert fold.on_disk and fold.result() == fresh
+    index = IndexCache(index_path(cache, home), home)
+    assert index.snapshot("stats") is None  # stored, it would take them all back into memory
+    assert len(index.catalog()) == len(list((home / "sessions").rglob("*.jsonl")))
+    assert history.readers == {}
+
+
 def test_a_changed_old_file_means_the_stored_statistics_are_not_used(home, tmp_path):
     cache = tmp_path / "cache"
     _stats(home, cache)
