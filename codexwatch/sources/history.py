@@ -23,8 +23,9 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 from codexwatch.core.classify import classify
 from codexwatch.core.models import FileHealth, Turn
 from codexwatch.core.stats import StatsFold
-from codexwatch.sources import logdb
+from codexwatch.sources import logdb, parallel
 from codexwatch.sources.index import IndexCache, default_cache_dir, index_path
+from codexwatch.sources.parallel import Crew
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
 from codexwatch.sources.seen import TurnIds
 
@@ -196,11 +197,15 @@ class History:
         """_first_read, some thousands of files (whole folders) at a time: what is held of
         the listing, and of what the index says of it, stays that small."""
         whole = WholeFileBuffer()  # one for all parts: each part's own would be megabytes more
-        for chunk in _whole_folders(files, _FOLD_FILES):
-            known = self.index.catalog({os.path.dirname(f.path) for f in chunk}) if self.index else {}
-            if known and chunk[0].size is None:  # compared with the index: looked at
-                chunk = [f for f in map(_looked_at, chunk) if f is not None]
-            yield from self._first_read(now, chunk, known, None, True, workers, whole)
+        crew = parallel.Crew(_workers(workers))  # the same helpers for all parts, forked early
+        try:
+            for chunk in _whole_folders(files, _FOLD_FILES):
+                known = self.index.catalog({os.path.dirname(f.path) for f in chunk}) if self.index else {}
+                if known and chunk[0].size is None:  # compared with the index: looked at
+                    chunk = [f for f in map(_looked_at, chunk) if f is not None]
+                yield from self._first_read(now, chunk, known, None, True, workers, whole, crew)
+        finally:
+            crew.close()
 
     def _look(self, now: float) -> tuple[list[RolloutFile], dict[str, tuple]]:
         """The rollout files now, and what the index says each was when read."""
@@ -213,7 +218,7 @@ class History:
 
     def _first_read(self, now: float, files: list[RolloutFile], known: dict[str, tuple],
                     progress: Progress | None, skim: bool, workers: int | None,
-                    whole: WholeFileBuffer | None = None) -> Iterator[RolloutReader]:
+                    whole: WholeFileBuffer | None = None, crew: Crew | None = None) -> Iterator[RolloutReader]:
         """The reader of every file in `files`, as of `now`, in path order.
         What the index holds is taken from it, a folder at a time, and only appended bytes
         are read; other files are read whole (skimmed when quiet for a day), by several
@@ -232,7 +237,7 @@ class History:
                 jobs.append(job(f))
         new = {job.path for job in jobs}
         whole = whole or WholeFileBuffer()
-        fresh = self._read_new_files(jobs, workers, whole)
+        fresh = self._read_new_files(jobs, workers, whole, crew)
         folders = _Folders(self.index, files)
         read = 0
         with _gc_paused(), (self.index.writing() if self.index is not None else nullcontext()):
@@ -259,12 +264,13 @@ class History:
                 found = {f.path for f in files}
                 self.index.forget([p for p in known if p not in found and not os.path.exists(p)])
 
-    def _read_new_files(self, jobs: list[ReadJob], workers: int | None,
-                        whole: WholeFileBuffer) -> Iterator[RolloutReader]:
-        workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    def _read_new_files(self, jobs: list[ReadJob], workers: int | None, whole: WholeFileBuffer,
+                        crew: Crew | None) -> Iterator[RolloutReader]:
+        """`crew`: the helpers to read with, if they pay (else helpers just for these)."""
+        workers = _workers(workers)
         if workers > 1 and sum(job.weight for job in jobs) >= PARALLEL_MIN_BYTES:
-            from codexwatch.sources import parallel  # helper processes: only when they pay
-
+            if crew is not None:
+                return crew.read_in_order(jobs, whole)
             return parallel.read_in_order(jobs, workers, whole)
         return read_jobs(jobs, whole)
 
@@ -508,6 +514,10 @@ def _gc_paused():
 _START = attrgetter("started_at")
 _FIRST = itemgetter(0)
 _TURN_ID = attrgetter("turn_id")
+
+
+def _workers(asked: int | None) -> int:
+    return asked if asked is not None else min(2, os.cpu_count() or 1)
 
 
 def _size(path: str) -> int:

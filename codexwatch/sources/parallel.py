@@ -1,18 +1,21 @@
 """Read many rollout files in helper processes: the first load of a large history.
 
-Files are cut into batches of a few MiB. This process and its helpers claim batches from a
-pipe that holds every batch's number, so both cores stay busy to the end whatever each batch
-costs, and nobody has to hand work out: a busy process cannot answer requests quickly. A
-helper sends each batch's readers back as soon as it is read (a reader is small once read:
-offsets, counts and the turns), and this process takes them in between its own batches.
-Readers are handed on in the order of the jobs, so that whoever takes them (the statistics,
+Files are cut into batches of a few MiB. A crew is this process and its helpers, forked
+once and kept for every list of jobs it is given (a fold of a large history gives it one
+list a few thousand files at a time). This process hands batches out, in order, a couple
+to each helper at a time, reads others itself meanwhile, and takes each helper's readers
+back as they come (a reader is small once read: offsets, counts and the turns). Readers
+are handed on in the order of the jobs, so that whoever takes them (the statistics,
 folding a file at a time) can let each go at once: only batches read ahead of the one
 awaited are held.
 
 Helpers are forked: they start at once with everything already imported, and nothing else
-(no multiprocessing machinery, a sixtieth of a cold start) has to load first. Where there
-is no fork, or other threads run (a forked copy of a threaded process can deadlock: the
-dashboard loads in a worker thread), everything is read in this process.
+(no multiprocessing machinery, a sixtieth of a cold start) has to load first. They are
+forked once, early, while this process is still small: a fork's copy of memory that was
+shared grows as the helper writes to it, so a helper forked late, from a process holding
+a large history's statistics, ends up a second copy of them. Where there is no fork, or
+other threads run (a forked copy of a threaded process can deadlock: the dashboard loads
+in a worker thread), everything is read in this process.
 """
 
 from __future__ import annotations
@@ -26,49 +29,47 @@ from typing import Iterator
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
 
 BATCH_BYTES = 4 << 20
-_NUMBER = 4  # bytes of a batch number in the claims pipe
-_MAX_BATCHES = 4_000  # numbers that fit in any pipe (16 KiB on macOS) before anyone reads one
-_LENGTH = 8  # bytes of the length before each batch a helper sends
+_LENGTH = 8  # bytes of the length before each message
 _AHEAD = 8  # batches read ahead of the one awaited, at most: what waits costs memory
+_IN_FLIGHT = 4  # batches a helper holds at a time: enough to read on while this process is busy
 
 
 def _batches(jobs: list[ReadJob]) -> list[list[ReadJob]]:
-    limit = max(BATCH_BYTES, sum(job.weight for job in jobs) // _MAX_BATCHES + 1)
     batches: list[list[ReadJob]] = [[]]
     size = 0
     for job in jobs:
         batches[-1].append(job)
         size += job.weight
-        if size >= limit:
+        if size >= BATCH_BYTES:
             batches.append([])
             size = 0
     return [b for b in batches if b]
 
 
-def _claim(claims: int) -> int | None:
-    """The next unclaimed batch, for whichever process asks first: a pipe hands each
-    number to one reader only."""
-    data = os.read(claims, _NUMBER)
-    return int.from_bytes(data, "little") if len(data) == _NUMBER else None
-
-
-def _help(batches: list[list[ReadJob]], claims: int, out: int) -> None:
-    """A helper process: read batches until none are left, sending each one's readers."""
+def _help(inbox: int, out: int) -> None:
+    """A helper process: read each batch it is sent and send its readers back, until its
+    inbox closes."""
     whole = WholeFileBuffer()
-    while (index := _claim(claims)) is not None:
+    while (blob := _receive(inbox)) is not None:
+        ticket, jobs = marshal.loads(blob)
+        readers = read_jobs([ReadJob(*job) for job in jobs], whole)
         # Plain values through marshal cross the process boundary far faster than pickles.
-        blob = marshal.dumps((index, [r.export_state() for r in read_jobs(batches[index], whole)]))
-        _write_all(out, len(blob).to_bytes(_LENGTH, "little") + blob)
+        _send(out, marshal.dumps((ticket, [r.export_state() for r in readers])))
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _send(fd: int, blob: bytes) -> None:
+    data = memoryview(len(blob).to_bytes(_LENGTH, "little") + blob)
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _receive(fd: int) -> bytes | None:
+    """One message, or None when the pipe ends first (its writer is gone)."""
+    head = _read_exactly(fd, _LENGTH)
+    return _read_exactly(fd, int.from_bytes(head, "little")) if head is not None else None
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:
-    """`size` bytes from a pipe, or None when it ends first (its writer is gone)."""
     parts, got = [], 0
     while got < size:
         part = os.read(fd, size - got)
@@ -83,108 +84,193 @@ def _can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-def _start_helper(batches: list[list[ReadJob]], claims: int) -> tuple[int, int]:
-    """-> (the helper's pid, the pipe its batches come through)."""
-    receive, send = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the helper: never returns, never runs this process's exit handlers
-        code = 1
+class _Helper:
+    """A helper process, the pipes to and from it, and the tickets of the batches it holds."""
+
+    def __init__(self, others: list["_Helper"]) -> None:
+        to_helper, self.inbox = os.pipe()
+        self.outbox, from_helper = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the helper: never returns, never runs this process's exit handlers
+            code = 1
+            try:
+                # Only this process may hold the other helpers' ends: their inbox ends only
+                # when every copy of its writing end is closed.
+                for fd in [self.inbox, self.outbox, *(f for h in others for f in (h.inbox, h.outbox))]:
+                    os.close(fd)
+                _help(to_helper, from_helper)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(to_helper)
+        os.close(from_helper)
+        os.set_blocking(self.inbox, False)  # see give()
+        self.holding: list[int] = []
+        self.sent: list[bytes] = []  # batches read, taken in while giving
+
+    def give(self, ticket: int, batch: list[ReadJob]) -> None:
+        """Raises OSError if the helper is gone."""
+        self.holding.append(ticket)
+        blob = marshal.dumps((ticket, [tuple(job) for job in batch]))
+        data = memoryview(len(blob).to_bytes(_LENGTH, "little") + blob)
+        while data:
+            try:
+                data = data[os.write(self.inbox, data):]
+            except BlockingIOError:
+                # Its inbox is full: the helper is reading a batch, or sending one and
+                # waiting for this process to take it. Take it, or both would wait forever.
+                if select.select([self.outbox], [self.inbox], [])[0]:
+                    self.sent.append(self._next())
+
+    def ready(self) -> bool:
+        return bool(self.sent)
+
+    def _next(self) -> bytes:
+        blob = _receive(self.outbox)
+        if blob is None:
+            raise EOFError("helper gone")
+        return blob
+
+    def take(self) -> tuple[int, list[RolloutReader]]:
+        """The next batch read; raises if the helper is gone or sent what does not load."""
+        blob = self.sent.pop(0) if self.sent else self._next()
+        ticket, states = marshal.loads(blob)
+        readers = [RolloutReader.from_state(state) for state in states]
+        self.holding.remove(ticket)
+        return ticket, readers
+
+    def end(self, stop: bool = False) -> None:
+        os.close(self.inbox)  # read to its end, the helper's inbox says: no more
+        self.sent.clear()
+        if stop:
+            _stop(self.pid)
+        else:
+            while _receive(self.outbox) is not None:  # batches it still held
+                pass
+            os.waitpid(self.pid, 0)
+        os.close(self.outbox)
+
+
+class Crew:
+    """This process and `workers - 1` helpers, forked when first needed, kept until
+    `close()`."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.helpers: list[_Helper] = []
+        self.started = False
+        self.tickets = 0  # every batch given out has its own, whichever list it is from
+
+    def read_in_order(self, jobs: list[ReadJob], whole: WholeFileBuffer) -> Iterator[RolloutReader]:
+        """Every job's reader, in the order of `jobs`."""
+        batches = _batches(jobs)
+        if len(batches) < 2 or not self._staffed():
+            return read_jobs(jobs, whole)
+        return _Round(self, batches, whole).readers()
+
+    def _staffed(self) -> bool:
+        if not self.started:
+            self.started = True
+            if _can_fork():
+                try:
+                    for _ in range(self.workers - 1):
+                        self.helpers.append(_Helper(self.helpers))
+                except OSError:
+                    pass  # fewer helpers, or none: this process reads what they would have
+        return bool(self.helpers)
+
+    def lose(self, helper: _Helper) -> None:
+        """A helper that failed: stopped; what it held is read here."""
+        self.helpers.remove(helper)
+        helper.end(stop=True)
+
+    def close(self) -> None:
+        for helper in self.helpers:
+            helper.end()
+        self.helpers.clear()
+
+
+class _Round:
+    """One list of jobs, read by a crew: batches handed out in order and handed on in
+    order."""
+
+    def __init__(self, crew: Crew, batches: list[list[ReadJob]], whole: WholeFileBuffer) -> None:
+        self.crew, self.batches, self.whole = crew, batches, whole
+        self.done: dict[int, list[RolloutReader]] = {}  # read, not yet handed on
+        self.given: dict[int, tuple[int, _Helper]] = {}  # ticket -> (batch, helper)
+        self.next = 0  # the first batch neither given out nor read here
+
+    def readers(self) -> Iterator[RolloutReader]:
         try:
-            os.close(receive)
-            _help(batches, claims, send)
-            code = 0
+            for number in range(len(self.batches)):
+                while number not in self.done:
+                    self._step(number)
+                yield from self.done.pop(number)
         finally:
-            os._exit(code)
-    os.close(send)  # the helper holds the only writing end: its exit ends the stream
-    return pid, receive
+            for _, helper in list(self.given.values()):  # left early: what helpers hold is dropped
+                if helper in self.crew.helpers:
+                    self.crew.lose(helper)
+
+    def _step(self, number: int) -> None:
+        """Bring batch `number` nearer: give helpers work, take what they sent, read a
+        batch here, or wait for the helper that holds `number`."""
+        self._give(number)
+        helpers = self.crew.helpers
+        readable = set(select.select([h.outbox for h in helpers], [], [], 0)[0]) if helpers else set()
+        for helper in [h for h in helpers if h.ready() or h.outbox in readable]:
+            self._take(helper)
+        if number in self.done:
+            return
+        holder = next((h for b, h in self.given.values() if b == number), None)
+        if holder is None:  # not given out, or its helper failed
+            if number == self.next:
+                self.next += 1
+            self.done[number] = list(read_jobs(self.batches[number], self.whole))
+        elif self.next < len(self.batches) and len(self.done) < _AHEAD:
+            self.done[self.next] = list(read_jobs(self.batches[self.next], self.whole))
+            self.next += 1
+        else:
+            self._take(holder)
+
+    def _give(self, number: int) -> None:
+        for helper in list(self.crew.helpers):
+            while (len(helper.holding) < _IN_FLIGHT and self.next < len(self.batches)
+                   and self.next < number + _AHEAD):
+                self.crew.tickets += 1
+                self.given[self.crew.tickets] = (self.next, helper)
+                self.next += 1
+                try:
+                    helper.give(self.crew.tickets, self.batches[self.next - 1])
+                except (OSError, EOFError):
+                    self._lose(helper)
+                    break
+
+    def _take(self, helper: _Helper) -> None:
+        try:
+            ticket, readers = helper.take()
+        except Exception:  # noqa: BLE001 - whatever a broken helper did or sent
+            self._lose(helper)
+            return
+        batch, _ = self.given.pop(ticket, (None, None))
+        if batch is not None:
+            self.done[batch] = readers
+
+    def _lose(self, helper: _Helper) -> None:
+        """A helper that failed: what it held is read here, as each is awaited."""
+        for ticket in [t for t, (_, h) in self.given.items() if h is helper]:
+            del self.given[ticket]
+        self.crew.lose(helper)
 
 
 def read_in_order(jobs: list[ReadJob], workers: int,
                   whole: WholeFileBuffer | None = None) -> Iterator[RolloutReader]:
     """Every job's reader, in the order of `jobs`, read by `workers - 1` helper processes
-    and this one (into `whole`, if given). The helpers start now, before the first reader
-    is asked for."""
-    batches = _batches(jobs)
-    whole = whole or WholeFileBuffer()
-    if workers < 2 or len(batches) < 2 or not _can_fork():
-        return read_jobs(jobs, whole)
-    return _Crew(batches, workers, whole).readers()
-
-
-class _Crew:
-    """This process and its helpers, reading the batches; hands readers on in order."""
-
-    def __init__(self, batches: list[list[ReadJob]], workers: int, whole: WholeFileBuffer) -> None:
-        self.batches = batches
-        self.done: dict[int, list[RolloutReader]] = {}  # read, not yet handed on
-        self.sending: dict[int, int] = {}  # the pipe a helper's batches come through -> its pid
-        self.whole = whole
-        self.claims, fill = os.pipe()
-        try:
-            _write_all(fill, b"".join(i.to_bytes(_NUMBER, "little") for i in range(len(batches))))
-        finally:
-            os.close(fill)  # read to its end, the pipe says every batch is claimed
-        self.claimable = True
-        self.next = 0  # the batch awaited
-        try:
-            for _ in range(workers - 1):
-                pid, fd = _start_helper(batches, self.claims)
-                self.sending[fd] = pid
-        except OSError:
-            pass  # fewer helpers, or none: this process reads what they would have
-
-    def readers(self) -> Iterator[RolloutReader]:
-        try:
-            for number in range(len(self.batches)):
-                self.next = number
-                while number not in self.done:
-                    self._step(number)
-                yield from self.done.pop(number)
-            while self.sending:  # each helper ends its stream once the claims run out
-                self._take(next(iter(self.sending)))
-        finally:
-            for fd, pid in self.sending.items():  # helpers not done: stopped
-                _stop(pid)
-                os.close(fd)
-            self.sending.clear()
-            os.close(self.claims)
-
-    def _step(self, number: int) -> None:
-        """Bring batch `number` nearer: take what helpers sent, else read a batch here,
-        else wait for a helper; a batch whose helper is gone is read here."""
-        for fd in select.select(list(self.sending), [], [], 0)[0] if self.sending else ():
-            self._take(fd)
-        if number in self.done:
-            return
-        if self.claimable and len(self.done) < _AHEAD:
-            index = _claim(self.claims)
-            if index is None:
-                self.claimable = False
-            else:
-                self.done[index] = list(read_jobs(self.batches[index], self.whole))
-        elif self.sending:
-            self._take(select.select(list(self.sending), [], [])[0][0])
-        else:
-            self.done[number] = list(read_jobs(self.batches[number], self.whole))
-
-    def _take(self, fd: int) -> None:
-        """One batch from a helper; once it has sent all, it is waited for. A helper that
-        sends what does not load is stopped: its batches are read here."""
-        try:
-            head = _read_exactly(fd, _LENGTH)
-            blob = _read_exactly(fd, int.from_bytes(head, "little")) if head is not None else None
-            if blob is not None:
-                index, states = marshal.loads(blob)
-                readers = [RolloutReader.from_state(state) for state in states]
-                if index in range(self.next, len(self.batches)):
-                    self.done[index] = readers
-                return
-        except Exception:  # noqa: BLE001 - whatever a broken helper sent
-            _stop(self.sending[fd])
-        else:
-            os.waitpid(self.sending[fd], 0)
-        del self.sending[fd]
-        os.close(fd)
+    and this one, started for these jobs alone (into `whole`, if given)."""
+    crew = Crew(workers)
+    try:
+        yield from crew.read_in_order(jobs, whole or WholeFileBuffer())
+    finally:
+        crew.close()
 
 
 def _stop(pid: int) -> None:

@@ -50,7 +50,7 @@ def test_helpers_slower_than_this_process_still_hand_readers_on_in_order(monkeyp
         return read_jobs(jobs, whole)
 
     held = []
-    step = parallel._Crew._step
+    step = parallel._Round._step
 
     def counted(self, number):
         step(self, number)
@@ -59,24 +59,24 @@ def test_helpers_slower_than_this_process_still_hand_readers_on_in_order(monkeyp
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
     monkeypatch.setattr(parallel, "read_jobs", slow)
     monkeypatch.setattr(parallel, "_AHEAD", 2)
-    monkeypatch.setattr(parallel._Crew, "_step", counted)
+    monkeypatch.setattr(parallel._Round, "_step", counted)
     assert turns_of(parallel.read_in_order(jobs(), 3)) == alone()
     # What waits for its turn stays bounded: this process stops reading ahead at _AHEAD,
-    # and each of the 2 helpers may have sent one batch more meanwhile.
-    assert max(held) <= 2 + 2
+    # and each of the 2 helpers may have sent what it held (_IN_FLIGHT) meanwhile.
+    assert max(held) <= 2 + 2 * parallel._IN_FLIGHT
 
 
-def _die_after_claiming(batches, claims, out) -> None:
-    parallel._claim(claims)  # claims a batch, never delivers it
+def _die_after_taking_a_batch(inbox, out) -> None:
+    parallel._receive(inbox)  # takes a batch, never delivers it
     os._exit(1)
 
 
-def _send_garbage(batches, claims, out) -> None:
-    parallel._claim(claims)
-    parallel._write_all(out, (5).to_bytes(parallel._LENGTH, "little") + b"\x00junk")
+def _send_garbage(inbox, out) -> None:
+    parallel._receive(inbox)
+    os.write(out, (5).to_bytes(parallel._LENGTH, "little") + b"\x00junk")
 
 
-@pytest.mark.parametrize("helper", [_die_after_claiming, _send_garbage], ids=["dies", "sends garbage"])
+@pytest.mark.parametrize("helper", [_die_after_taking_a_batch, _send_garbage], ids=["dies", "sends garbage"])
 def test_a_helper_that_fails_loses_nothing(monkeypatch, helper):
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
     monkeypatch.setattr(parallel, "_help", helper)
@@ -102,7 +102,31 @@ def test_no_fork_while_other_threads_run(monkeypatch):
     assert read == alone()
 
 
-def test_batch_numbers_fit_in_the_claims_pipe():
-    many = [ReadJob(f"/x/{i}.jsonl", True, 4 << 20) for i in range(40_000)]
-    assert len(parallel._batches(many)) <= parallel._MAX_BATCHES
-    assert sum(map(len, parallel._batches(many))) == len(many)
+def test_a_crew_forks_its_helpers_once_for_every_list_it_reads(monkeypatch):
+    forks = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    crew = parallel.Crew(3)
+    whole = parallel.WholeFileBuffer()
+    try:
+        lists = [jobs()[:3], jobs()[3:], jobs()]
+        read = [turns_of(crew.read_in_order(part, whole)) for part in lists]
+    finally:
+        crew.close()
+    assert read == [turns_of(read_jobs(part)) for part in lists]
+    assert len(forks) == 2 and crew.helpers == []
+
+
+def test_batches_and_readers_larger_than_a_pipe_do_not_leave_both_sides_waiting(monkeypatch, tmp_path):
+    # Thousands of small files to a batch: what is given to a helper, and what it sends
+    # back, each outgrow a pipe's buffer while the other side may be writing too.
+    small = min((job for job in jobs()), key=lambda job: job.size)
+    data = open(small.path, "rb").read()
+    many = []
+    for i in range(3000):
+        path = tmp_path / f"rollout-2026-01-01T00-00-00-{i:05d}-{'x' * 60}.jsonl"
+        path.write_bytes(data)
+        many.append(ReadJob(str(path), True, 1))
+    monkeypatch.setattr(parallel, "BATCH_BYTES", len(many) // 3)
+    assert turns_of(parallel.read_in_order(many, 2)) == turns_of(read_jobs(many))
