@@ -94,7 +94,10 @@ class StatsFold:
         self._running: set[str] = set()
         self._finished: Finished = Finished()
         self._spill = spill
-        self._unrecorded: set[str] = set()  # sessions with a failure of unrecorded cause
+        # Sessions with a failure of unrecorded cause, to look up in Codex's log: only
+        # where there is one (else they are as many as a large history's sessions).
+        self.causes_wanted = True
+        self._unrecorded: set[str] = set()
         self._amend: Callable[[Turn], None] | None = None
         self._variants: dict[tuple, int] = {}  # (model, effort, fast) as the turns say
         self._health: dict[str, dict] = {}
@@ -127,7 +130,7 @@ class StatsFold:
                 # place: the successes added before it, less a half: comparable with a
                 # success's place, its number in the order added.
                 failed.append((at, start, before + len(ok_at) - 0.5, t))
-                if t.error_class == "unrecorded":
+                if t.error_class == "unrecorded" and self.causes_wanted:
                     self._unrecorded.add(t.session_id)
         self._finished.add(ok_at, ok_start, ok_code, failed)
         if self._spill is not None and self._finished.weight > SPILL_BYTES:
@@ -274,13 +277,13 @@ class StatsFold:
         fail_grid = [[0] * 24 for _ in range(7)]
         # Counted per quarter hour (every zone's offset is a whole number of them), then each
         # quarter placed once: far fewer quarters than turns in a long history.
-        fails_per_quarter = self._finished.failures_per_quarter()
-        turns_per_quarter = self._finished.successes_per_quarter() + fails_per_quarter
         slot = _LocalSlots(self.tz)
-        for grid, per_quarter in ((turns_grid, turns_per_quarter), (fail_grid, fails_per_quarter)):
-            for quarter, n in per_quarter.items():
+        for grids, per_quarter in (((turns_grid,), self._finished.successes_per_quarter()),
+                                   ((turns_grid, fail_grid), self._finished.failures_per_quarter())):
+            for quarter, n in per_quarter:
                 day, hour = slot(quarter * 900)
-                grid[day][hour] += n
+                for grid in grids:
+                    grid[day][hour] += n
         return {"turns": turns_grid, "failures": fail_grid,
                 "quietest": quietest_hours(fail_grid, turns_grid)}
 
@@ -397,11 +400,12 @@ class Finished:
         return {name: Counter(self.ok_code) if low is None else Counter([c for at, c in recent if low <= at])
                 for name, low in lows.items()}
 
-    def successes_per_quarter(self) -> Counter:
-        return Counter([int(at // 900) for at in self.ok_at])
+    def successes_per_quarter(self) -> Iterable[tuple[int, int]]:
+        """(quarter hour since the epoch, successes in it), each quarter once."""
+        return Counter([int(at // 900) for at in self.ok_at]).items()
 
-    def failures_per_quarter(self) -> Counter:
-        return Counter([int(entry[0] // 900) for entry in self.failed])
+    def failures_per_quarter(self) -> Iterable[tuple[int, int]]:
+        return Counter([int(entry[0] // 900) for entry in self.failed]).items()
 
     def successes_between(self) -> Callable[[_Key, _Key | None], bool]:
         """-> is there a success placed after `lo` and before `hi` (None: at all)?"""

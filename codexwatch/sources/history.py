@@ -143,6 +143,7 @@ class History:
         keeps = cutoff is None and self.index is not None
         stored = self.index.snapshot("stats") if keeps else None
         self.now = now
+        into.causes_wanted = logdb.present(self.home)
         files, covered, seen = self._start_fold(now, into, stored)
         start, ended, blob = len(covered), False, None
         total = start + sum(1 for _ in self._listing()) if progress is not None else 0

@@ -109,11 +109,11 @@ class SpilledTurns:
             out[name] = Counter(dict(rows))
         return out
 
-    def successes_per_quarter(self) -> Counter:
-        return Counter(dict(self.db.execute("SELECT quarter, count(*) FROM ok GROUP BY quarter")))
+    def successes_per_quarter(self) -> Iterator[tuple[int, int]]:
+        return self.db.execute("SELECT quarter, count(*) FROM ok GROUP BY quarter")
 
-    def failures_per_quarter(self) -> Counter:
-        return Counter(dict(self.db.execute("SELECT quarter, count(*) FROM failed GROUP BY quarter")))
+    def failures_per_quarter(self) -> Iterator[tuple[int, int]]:
+        return self.db.execute("SELECT quarter, count(*) FROM failed GROUP BY quarter")
 
     def successes_between(self) -> Callable[[tuple, tuple | None], bool]:
         self._index()
