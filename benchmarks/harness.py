@@ -9,6 +9,11 @@ because neither alone is the whole truth:
 - `peak_rss_tree_mb`: the largest sum of resident memory over the whole process tree
   (`sh` + `find` + `xargs` + `grep`, or ccusage's node launcher + its native binary),
   sampled from /proc every 5 ms. What the machine had to give the command.
+- `peak_pss_tree_mb`: the largest sum of proportional set size over the tree, sampled
+  likewise (from /proc/PID/smaps_rollup). A page that several processes share counts once
+  in all, split between them; in the RSS sum above it counts once per process. codexwatch
+  forks its helper from a process that already holds the fold so far: the helper's RSS
+  includes all of that, though it is the same memory. So this is the tree's true footprint.
 - `peak_rss_process_mb`: the largest single process, exact: `/usr/bin/time`'s "Maximum
   resident set size". The command is started through /usr/bin/time because a child forked
   straight from Python counts Python's own ~20 MB in its high-water mark before `exec`.
@@ -119,6 +124,7 @@ class Run:
     returncode: int
     stdout: Path
     stderr_tail: str = ""
+    peak_pss_tree_mb: float | None = None  # None: not sampled
 
 
 def _children(pid: int) -> list[int]:
@@ -153,6 +159,20 @@ def tree_usage(root: int, cpu: dict) -> int:
     return total
 
 
+def tree_pss(root: int) -> int:
+    """Proportional set size, in bytes, of a process and all its descendants, now."""
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("Pss:")) * 1024
+        except (OSError, StopIteration, ValueError):
+            continue
+        todo += _children(pid)
+    return total
+
+
 class TreeSampler(threading.Thread):
     """Polls a process tree until told to stop: peak resident memory, CPU per process.
 
@@ -162,7 +182,7 @@ class TreeSampler(threading.Thread):
 
     def __init__(self, pid: int, skip_root: bool, interval: float = 0.005):
         super().__init__(daemon=True)
-        self.pid, self.skip_root, self.interval, self.peak = pid, skip_root, interval, 0
+        self.pid, self.skip_root, self.interval, self.peak, self.peak_pss = pid, skip_root, interval, 0, 0
         self.cpu: dict = {}
         self.done = threading.Event()
 
@@ -170,6 +190,7 @@ class TreeSampler(threading.Thread):
         while not self.done.is_set():
             roots = _children(self.pid) if self.skip_root else [self.pid]
             self.peak = max(self.peak, sum(tree_usage(p, self.cpu) for p in roots))
+            self.peak_pss = max(self.peak_pss, sum(tree_pss(p) for p in roots))
             self.done.wait(self.interval)
 
 
@@ -203,8 +224,9 @@ def measure(cmd: list[str], stdout: Path, env: dict | None = None, cwd: Path | N
     tree = max(sampler.peak, largest)
     # rusage misses unwaited processes, sampling misses each one's last 5 ms: the larger.
     cpu = max(usage.ru_utime + usage.ru_stime, sum(sampler.cpu.values()))
+    pss = round(sampler.peak_pss / 1e6, 1) if sample else None
     return Run(round(wall, 3), round(cpu, 3), round(tree / 1e6, 1), round(largest / 1e6, 1),
-               proc.returncode, stdout, tail)
+               proc.returncode, stdout, tail, pss)
 
 
 def _time_maxrss(report: Path) -> int:
@@ -225,6 +247,7 @@ class Result:
     cpu_s: float | None = None  # of the best run
     mb_per_s: float | None = None
     peak_rss_tree_mb: float | None = None
+    peak_pss_tree_mb: float | None = None
     peak_rss_process_mb: float | None = None
     vs_grep: float | None = None
     check: str = ""
@@ -237,22 +260,29 @@ class Result:
         self.mb_per_s = round(nbytes / 1e6 / self.wall_s, 1)
         self.peak_rss_tree_mb = max(r.peak_rss_tree_mb for r in [*runs, *sampled])
         self.peak_rss_process_mb = max(r.peak_rss_process_mb for r in [*runs, *sampled])
+        pss = [r.peak_pss_tree_mb for r in [*runs, *sampled] if r.peak_pss_tree_mb is not None]
+        self.peak_pss_tree_mb = max(pss) if pss else None
 
 
 def markdown_table(results: list[Result]) -> str:
     head = ("| subject | wall, best (s) | all runs (s) | CPU (s) | MB/s | × grep "
-            "| peak RSS tree (MB) | largest process (MB) | answer |\n"
-            "|---|---:|---|---:|---:|---:|---:|---:|---|")
+            "| peak RSS tree (MB) | peak PSS tree (MB) | largest process (MB) | answer |\n"
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---|")
     rows = []
     for r in results:
         if not r.available:
-            rows.append(f"| {r.name} | not available | | | | | | | {r.note} |")
+            rows.append(f"| {r.name} | not available | | | | | | | | {r.note} |")
             continue
         runs = ", ".join(f"{w:.2f}" for w in r.walls_s)
         rows.append(f"| {r.name} | {r.wall_s:.2f} | {runs} | {r.cpu_s:.2f} | {r.mb_per_s:.0f} "
                     f"| {r.vs_grep:.2f} "
-                    f"| {r.peak_rss_tree_mb:.0f} | {r.peak_rss_process_mb:.0f} | {r.check} |")
+                    f"| {r.peak_rss_tree_mb:.0f} | {_mb(r.peak_pss_tree_mb)} | {r.peak_rss_process_mb:.0f} "
+                    f"| {r.check} |")
     return "\n".join([head, *rows])
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 def result_head(name: str, argv: list[str] | None, **machine_extra) -> dict:
