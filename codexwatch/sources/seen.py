@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-
 from typing import Iterable, Iterator
 
 import orjson
