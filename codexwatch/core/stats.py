@@ -77,8 +77,9 @@ class StatsFold:
     """The statistics of a history taken in a part at a time, so that a large history need
     not be held whole: `add` the turns of each file in path order (each file's in its own
     order), as History lists them; then ask for the figures. Only failed turns are kept
-    whole (a tenth of them); of a successful turn, its time, start and variant. What it
-    holds does not depend on the clock: windows are counted when the figures are asked for.
+    whole (a tenth of them); of a successful turn, its time, start and variant; given a
+    `spill`, these leave memory past SPILL_BYTES. What it holds does not depend on the
+    clock: windows are counted when the figures are asked for.
 
     Finished turns are placed by time; equal times by start, then by the order they were
     added in: the order of sorting History's list (by start, stably) and then by time.
