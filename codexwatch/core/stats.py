@@ -182,18 +182,32 @@ class StatsFold:
         """Plain values (marshal-able) from which restore makes this fold again, for
         any clock: what it holds does not depend on one. Export and store at once: the fold
         goes on changing what it holds."""
-        ok_at, ok_start, ok_code, failed = self._finished.export()
-        return {
+        state = {
             "turns": self.turns, "outcomes": dict(self._outcomes), "running": list(self._running),
-            "ok_at": ok_at, "ok_start": ok_start, "ok_code": ok_code, "variants": list(self._variants),
-            "failed": failed, "health": self._health, "unreadable": self._unreadable,
+            "variants": list(self._variants), "health": self._health, "unreadable": self._unreadable,
             "unknown_infos": dict(self._unknown_infos), "unrecorded": list(self._unrecorded),
         }
+        if self.on_disk:  # stored by its keeper (`spilled`), apart
+            state["spilled"] = self._finished.successes
+        else:
+            state["ok_at"], state["ok_start"], state["ok_code"], state["failed"] = self._finished.export()
+        return state
 
-    def restore(self, state: dict) -> "StatsFold":
+    @property
+    def spilled(self) -> "Finished | None":
+        """The keeper on disk the finished turns went to, if they did."""
+        return self._finished if self.on_disk else None
+
+    def restore(self, state: dict, spilled: "Callable[[int], Finished] | None" = None) -> "StatsFold":
         """Take up, in this fold (a new one), what export_state gave; a state that does not
-        load raises, and leaves the fold as it was."""
-        finished = Finished.restore(state["ok_at"], state["ok_start"], state["ok_code"], state["failed"])
+        load raises, and leaves the fold as it was. `spilled`: given the number of successes,
+        the keeper of the turns a fold on disk stored apart."""
+        if "spilled" in state:
+            if spilled is None:
+                raise ValueError("a fold on disk, and nowhere to take its turns from")
+            finished = spilled(int(state["spilled"]))
+        else:
+            finished = Finished.restore(state["ok_at"], state["ok_start"], state["ok_code"], state["failed"])
         variants = {tuple(v): code for code, v in enumerate(state["variants"])}
         outcomes, running = Counter(state["outcomes"]), set(state["running"])
         unknown_infos, unrecorded = Counter(state["unknown_infos"]), set(state["unrecorded"])
@@ -201,7 +215,9 @@ class StatsFold:
         self._health = dict(state["health"])
         self._finished, self._variants, self._outcomes = finished, variants, outcomes
         self._running, self._unknown_infos, self._unrecorded = running, unknown_infos, unrecorded
-        if self._spill is not None and finished.weight > SPILL_BYTES:
+        if self.on_disk:
+            self._spill = None
+        elif self._spill is not None and finished.weight > SPILL_BYTES:
             self._finished, self._spill = self._spill(finished), None
         return self
 

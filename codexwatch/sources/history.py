@@ -11,6 +11,7 @@ import gc
 import hashlib
 import marshal
 import os
+import sqlite3
 import sys
 from collections import Counter
 from contextlib import contextmanager, nullcontext
@@ -28,6 +29,7 @@ from codexwatch.sources.index import IndexCache, default_cache_dir, index_path
 from codexwatch.sources.parallel import Crew
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
 from codexwatch.sources.seen import TurnIds
+from codexwatch.sources.spill import SpilledTurns
 
 ROLLOUT_DIRS = ("sessions", "archived_sessions")
 # Files written this recently are read line by line (every line checked, unknown line types
@@ -156,7 +158,7 @@ class History:
                     ended = True
                     into.add(_fresh(part, seen, cutoff))
                     part = []
-                    blob = _snapshot(into, seen, covered, now) if len(covered) != start else None
+                    blob = _snapshot(into, seen, covered, now, self.index) if len(covered) != start else None
             part += reader.turns(now)
             into.add_health(reader.health())
             if reader.assembler.unknown_infos:
@@ -168,10 +170,10 @@ class History:
                 progress(done, max(total, done))
         into.add(_fresh(part, seen, cutoff))
         if keeps and not ended and len(covered) != start:
-            blob = _snapshot(into, seen, covered, now)
+            blob = _snapshot(into, seen, covered, now, self.index)
         seen.close()
         if blob is not None:
-            self.index.save_snapshot(blob)
+            _save_snapshot(self.index, blob)
         # Causes from Codex's log, looked up once for all, given as the failures are read.
         self._look_up_causes(into.unrecorded_sessions())
         if self._log_causes:
@@ -393,20 +395,59 @@ class _Folders:
 _FOLD_TURNS = 4096  # turns folded at a time: fewer, larger parts cost less
 
 
-def _snapshot(fold: StatsFold, seen: TurnIds, covered: "_Covered", now: float) -> dict[str, bytes] | None:
+def _snapshot(fold: StatsFold, seen: TurnIds, covered: "_Covered", now: float,
+              index: IndexCache) -> tuple[dict[str, bytes], dict[str, Path]] | None:
     """The fold as it stands, the files it covers and the turn ids seen so far, stored at
-    once (the fold goes on changing). The ids are a part of their own, only needed when
-    there are files beyond those covered; `made` ties the two parts together.
+    once (the fold goes on changing) -> (the parts for the index, the files written beside
+    it, under their new names). The ids are a part of their own, only needed when there are
+    files beyond those covered; `made` ties the parts together.
 
-    None once the fold or the ids went to disk: stored, they would take back into memory
-    all that they left it for. (Such a history's next run reads its files' index rows.)"""
-    if fold.on_disk or seen.db is not None:
-        return None
+    What went to disk (the finished turns, the ids) is copied to files beside the index, a
+    page at a time: stored in the index, it would come back into memory whole. None when
+    they cannot be written."""
     made = (now, len(covered))
+    written: dict[str, Path] = {}
+    ids: dict = {"made": made}
+    try:
+        if fold.spilled is not None:
+            written["turns"] = _new(_spilled_path(index, "turns"))
+            fold.spilled.save_copy(written["turns"], made)
+        if seen.db is not None:
+            written["ids"] = _new(_spilled_path(index, "ids"))
+            seen.save_copy(written["ids"], made)
+            ids["spilled"] = len(seen)
+        else:
+            ids["ids"] = list(seen)
+    except (OSError, sqlite3.Error):  # a full or unwritable cache: no fold stored, no harm
+        for path in written.values():
+            path.unlink(missing_ok=True)
+        return None
     return {
         "stats": marshal.dumps({"fold": fold.export_state(), "made": made, "files": covered.key()}),
-        "seen": marshal.dumps({"made": made, "ids": list(seen)}),
-    }
+        "seen": marshal.dumps(ids),
+    }, written
+
+
+def _save_snapshot(index: IndexCache, snapshot: tuple[dict[str, bytes], dict[str, Path]]) -> None:
+    parts, written = snapshot
+    try:
+        for what in ("turns", "ids"):  # this fold's files in place; an older fold's gone
+            if what in written:
+                os.replace(written[what], _spilled_path(index, what))
+            else:
+                _spilled_path(index, what).unlink(missing_ok=True)
+    except OSError:
+        return  # without its files the stored fold could not be taken up: none is stored
+    index.save_snapshot(parts)
+
+
+def _spilled_path(index: IndexCache, what: str) -> Path:
+    return Path(f"{index.path}.fold-{what}")
+
+
+def _new(path: Path) -> Path:
+    """Where a file is written before it replaces `path` (this process's own name)."""
+    return Path(f"{path}.{os.getpid()}.new")
 
 
 class _Covered:
@@ -451,8 +492,12 @@ def _stored_fold(fold: StatsFold, stored: dict, files: Iterator[RolloutFile], no
             ids = index.snapshot("seen")
             if ids["made"] != made:
                 return None
-            seen.add_all(ids["ids"])
-        fold.restore(stored["fold"])
+            if "spilled" in ids:
+                seen = TurnIds.from_copy(_spilled_path(index, "ids"), made, ids["spilled"])
+            else:
+                seen.add_all(ids["ids"])
+        fold.restore(stored["fold"], lambda successes: SpilledTurns.from_copy(
+            _spilled_path(index, "turns"), made, successes))
         return chain([following] if following is not None else [], files), covered, seen
     except Exception:  # noqa: BLE001 - a bad snapshot: the files are read
         return None

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from pathlib import Path
 from typing import Iterable, Iterator
 
 import orjson
 
-from codexwatch.sources.spill import temporary_database
+from codexwatch.sources.spill import copy_database, open_copy, temporary_database
 
 SPILL_IDS = 32_768  # ids kept in memory before they move to disk: ~4 MB
 _SEEN_AMONG = "SELECT ids.id FROM json_each(?) AS given JOIN ids ON ids.id = given.value"
@@ -87,6 +88,19 @@ class TurnIds:
             raise
         self.spilled += self.db.total_changes - before
         self.memory = set()
+
+    @classmethod
+    def from_copy(cls, path: Path, made: tuple, count: int) -> "TurnIds":
+        """The `count` ids save_copy stored with `made`."""
+        ids = cls()
+        ids.db, ids.spilled = open_copy(path, made), count
+        return ids
+
+    def save_copy(self, path: Path, made: tuple) -> None:
+        """All the ids (those in memory moved to disk first) copied to `path`."""
+        if self.memory or self.db is None:
+            self._spill()
+        copy_database(self.db, path, made)
 
     def close(self) -> None:
         if self.db is not None:

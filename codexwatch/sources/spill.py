@@ -13,6 +13,7 @@ import marshal
 import sqlite3
 from array import array
 from collections import Counter
+from pathlib import Path
 from typing import Callable, Iterator
 
 from codexwatch.core.stats import Finished
@@ -30,6 +31,35 @@ def temporary_database(schema: str) -> sqlite3.Connection:
     except sqlite3.Error:
         db.close()
         raise
+    return db
+
+
+def copy_database(db: sqlite3.Connection, path: Path, made: tuple) -> None:
+    """A copy of `db` at `path` (replaced), page by page: memory stays small whatever its
+    size. It is marked with `made`, to be taken up only with what it was stored with."""
+    path.unlink(missing_ok=True)
+    out = sqlite3.connect(path)
+    try:
+        db.backup(out)
+        out.execute("CREATE TABLE made (now REAL, files INTEGER)")
+        out.execute("INSERT INTO made VALUES (?, ?)", tuple(made))
+        out.commit()
+    finally:
+        out.close()
+
+
+def open_copy(path: Path, made: tuple) -> sqlite3.Connection:
+    """A temporary database holding what copy_database stored at `path` with `made`;
+    raises if there is none, or it was stored with something else."""
+    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        if tuple(source.execute("SELECT now, files FROM made").fetchone()) != tuple(made):
+            raise ValueError("a copy made with another fold")
+        db = temporary_database("")
+        source.backup(db)
+    finally:
+        source.close()
+    db.execute("DROP TABLE made")
     return db
 
 
@@ -54,10 +84,17 @@ CREATE TABLE failed (seq INTEGER PRIMARY KEY, at REAL, start REAL, place REAL, q
 class SpilledTurns:
     """core.stats.Finished, on disk: the same questions, answered by SQLite."""
 
-    def __init__(self) -> None:
-        self.db = temporary_database(_SCHEMA)
-        self.count = 0
-        self.indexed = False
+    def __init__(self, db: sqlite3.Connection | None = None, count: int = 0) -> None:
+        self.db = db if db is not None else temporary_database(_SCHEMA)
+        self.count = count
+
+    @classmethod
+    def from_copy(cls, path: Path, made: tuple, count: int) -> "SpilledTurns":
+        """The turns save_copy stored with `made`, `count` successes among them."""
+        return cls(open_copy(path, made), count)
+
+    def save_copy(self, path: Path, made: tuple) -> None:
+        copy_database(self.db, path, made)
 
     @property
     def successes(self) -> int:
@@ -131,6 +168,4 @@ class SpilledTurns:
 
     def _index(self) -> None:
         """Made once the turns are in: cheaper than kept up while they come."""
-        if not self.indexed:
-            self.db.execute("CREATE INDEX ok_place ON ok (at, start, place)")
-            self.indexed = True
+        self.db.execute("CREATE INDEX IF NOT EXISTS ok_place ON ok (at, start, place)")

@@ -191,22 +191,43 @@ def test_stats_taken_up_from_the_index_equal_stats_read_afresh(home, tmp_path, m
     assert opened == []  # neither a file nor a folder's readers were needed
 
 
-def test_statistics_that_went_to_disk_are_not_stored_but_their_files_are_indexed(home, tmp_path, monkeypatch):
+def test_statistics_on_disk_are_stored_beside_the_index_and_taken_up(home, tmp_path, monkeypatch):
     from codexwatch.core import stats
     from codexwatch.core.stats import StatsFold
+    from codexwatch.sources import reader, seen
     from codexwatch.sources.spill import to_disk
 
-    monkeypatch.setattr(stats, "SPILL_BYTES", 0)
+    monkeypatch.setattr(stats, "SPILL_BYTES", 0)  # the finished turns on disk at once
+    monkeypatch.setattr(seen, "SPILL_IDS", 2)  # and the turn ids
     cache = tmp_path / "cache"
     fresh = _stats(home, cache, use_cache=False)
-    for _ in range(2):
-        fold = StatsFold(NOW, spill=to_disk)
-        history = load_history(home, None, NOW, cache_dir=cache, fold=fold)
-        assert fold.on_disk and fold.result() == fresh
-    index = IndexCache(index_path(cache, home), home)
-    assert index.snapshot("stats") is None  # stored, it would take them all back into memory
-    assert len(index.catalog()) == len(list((home / "sessions").rglob("*.jsonl")))
-    assert history.readers == {}
+
+    def folded(now=NOW):
+        fold = StatsFold(now, spill=to_disk)
+        load_history(home, None, now, cache_dir=cache, fold=fold)
+        assert fold.on_disk
+        return fold.result()
+
+    assert folded() == fresh  # read, and stored: the turns and ids copied beside the index
+    path = index_path(cache, home)
+    assert {p.name for p in cache.iterdir()} >= {path.name + ".fold-turns", path.name + ".fold-ids"}
+    opened = []
+    read_fd = reader.RolloutReader._read_fd
+    with monkeypatch.context() as patch:
+        patch.setattr(IndexCache, "folder", lambda self, folder: opened.append(folder) or {})
+        patch.setattr(reader.RolloutReader, "_read_fd", lambda self, *a: opened.append(self.path))
+        assert folded() == fresh
+    assert opened == []  # taken up whole, from the copies
+    assert reader.RolloutReader._read_fd is read_fd
+    # A fork after them replays stored turns: the stored ids count them once.
+    parent = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
+    fork = home / "sessions" / "2099" / "01" / "01" / "rollout-2099-01-01T00-00-00-fork.jsonl"
+    fork.parent.mkdir(parents=True)
+    shutil.copy(parent, fork)
+    assert folded() == _stats(home, cache, use_cache=False)
+    # Copies that do not match what the index holds are not trusted.
+    (cache / (path.name + ".fold-turns")).write_bytes(b"not a database")
+    assert folded(NOW + 60) == _stats(home, cache, now=NOW + 60, use_cache=False)
 
 
 def test_a_changed_old_file_means_the_stored_statistics_are_not_used(home, tmp_path):

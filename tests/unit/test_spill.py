@@ -1,6 +1,8 @@
 """A large history's statistics on disk: the same figures as in memory."""
 
 import marshal
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -49,9 +51,16 @@ def test_a_fold_spilled_to_disk_gives_the_figures_it_gives_in_memory(files, afte
             patch.setattr(stats, "SPILL_BYTES", -1 if i >= after else 1 << 40)
             disk.add([Turn(**{k: getattr(t, k) for k in Turn.__slots__}) for t in part])
     assert isinstance(disk._finished, SpilledTurns) == (len(built) > after)
-    # Stored and taken up again (as the index does), the fold is the same.
+    # Stored and taken up again (as the index does: the turns on disk copied apart), the
+    # fold is the same.
     state = marshal.loads(marshal.dumps(disk.export_state()))
-    assert StatsFold(now).restore(state).result() == StatsFold(now).restore(memory.export_state()).result()
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "turns"
+        if disk.spilled is not None:
+            disk.spilled.save_copy(copy, (now, 1))
+        taken = StatsFold(now).restore(state, lambda n: SpilledTurns.from_copy(copy, (now, 1), n))
+        assert taken.result() == StatsFold(now).restore(memory.export_state()).result()
+        assert taken.on_disk == disk.on_disk
     if amend:  # causes found later, given as failures are read
         for fold in (memory, disk):
             fold.amend_failures(lambda t: t.turn_id.endswith("7") and setattr(t, "error_class", "auth"))
