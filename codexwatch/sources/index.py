@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import functools
 import marshal
-from contextlib import contextmanager
 import os
 import sqlite3
 import sys
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -67,7 +67,6 @@ class IndexCache:
         self.path = path
         self.problem: str | None = None  # why the index was rebuilt, for the health view
         self._conn: sqlite3.Connection | None = None
-        self._paths: set[str] = set()  # every file the index holds, as of the last look
         self._writing = False  # inside writing(): saves join one transaction
         self.off = False  # another process held the database locked: left alone this run
 
@@ -160,7 +159,6 @@ class IndexCache:
             self.problem = f"index unreadable ({exc}); rebuilt"
             self.close()
             self._conn = self._recreate()
-        self._paths = set(out)
         if not self._writing:
             self.close()  # no connection is carried into the helper processes forked next
         return out
@@ -230,10 +228,6 @@ class IndexCache:
                 by_folder.setdefault(os.path.dirname(r.path), []).append(r)
         self._update(by_folder, {})
 
-    def paths(self) -> set[str]:
-        """The files the index held when it was last loaded, and those saved since."""
-        return set(self._paths)
-
     def forget(self, paths: Iterable[str]) -> None:
         by_folder: dict[str, set[str]] = {}
         for path in paths:
@@ -254,8 +248,6 @@ class IndexCache:
                 states.update((r.path, r.export_state()) for r in changed.get(folder, ()))
                 for path in gone.get(folder, ()):
                     states.pop(path, None)
-                self._paths.update(r.path for r in changed.get(folder, ()))
-                self._paths.difference_update(gone.get(folder, ()))
                 files = {path: (st["offset"], st["mtime"], st["identity"]) for path, st in states.items()}
                 conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?)",
                              (folder, marshal.dumps(files), marshal.dumps(states)))

@@ -156,7 +156,7 @@ def test_a_windowed_start_keeps_the_other_folders_and_forgets_vanished_files(tmp
     gone = others[0]
     gone.unlink()
     after = load_history(home, None, NOW, cache_dir=cache)
-    assert str(gone) not in after.index.paths() and not any(t.file == str(gone) for t in after.turns)
+    assert str(gone) not in after.index.catalog() and not any(t.file == str(gone) for t in after.turns)
 
 
 def test_an_index_says_when_it_holds_nothing(home, tmp_path):
