@@ -69,6 +69,14 @@ def compute_stats(
     return fold.result()
 
 
+QUARTER_S = 900  # every zone's offset is a whole number of quarter hours
+
+
+def quarter_of(at: float) -> int:
+    """The quarter hour since the epoch `at` falls in."""
+    return int(at // QUARTER_S)
+
+
 _OUTCOME = attrgetter("outcome")
 _Key = tuple[float, float, float]  # (at, start, place): where a turn falls among the finished
 
@@ -298,7 +306,7 @@ class StatsFold:
         for grids, per_quarter in (((turns_grid,), self._finished.successes_per_quarter()),
                                    ((turns_grid, fail_grid), self._finished.failures_per_quarter())):
             for quarter, n in per_quarter:
-                day, hour = slot(quarter * 900)
+                day, hour = slot(quarter * QUARTER_S)
                 for grid in grids:
                     grid[day][hour] += n
         return {"turns": turns_grid, "failures": fail_grid,
@@ -419,10 +427,10 @@ class Finished:
 
     def successes_per_quarter(self) -> Iterable[tuple[int, int]]:
         """(quarter hour since the epoch, successes in it), each quarter once."""
-        return Counter([int(at // 900) for at in self.ok_at]).items()
+        return Counter(map(quarter_of, self.ok_at)).items()
 
     def failures_per_quarter(self) -> Iterable[tuple[int, int]]:
-        return Counter([int(entry[0] // 900) for entry in self.failed]).items()
+        return Counter([quarter_of(entry[0]) for entry in self.failed]).items()
 
     def successes_between(self) -> Callable[[_Key, _Key | None], bool]:
         """-> is there a success placed after `lo` and before `hi` (None: at all)?"""

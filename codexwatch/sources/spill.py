@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterator
 
-from codexwatch.core.stats import Finished
+from codexwatch.core.stats import Finished, quarter_of
 from codexwatch.core.turns import turn_to_row, turns_from_rows
 
 CACHE_KIB = 2048  # a temporary database's page cache
@@ -108,10 +108,10 @@ class SpilledTurns:
         first, self.count = self.count, self.count + len(ok_at)
         self.db.execute("BEGIN")
         self.db.executemany("INSERT INTO ok VALUES (?, ?, ?, ?, ?)", (  # a row at a time: no copy
-            (at, start, place, code, int(at // 900))
+            (at, start, place, code, quarter_of(at))
             for at, start, place, code in zip(ok_at, ok_start, range(first, self.count), ok_code)))
         self.db.executemany("INSERT INTO failed (at, start, place, quarter, row) VALUES (?, ?, ?, ?, ?)", (
-            (at, start, place, int(at // 900), marshal.dumps(turn_to_row(t))) for at, start, place, t in failed))
+            (at, start, place, quarter_of(at), marshal.dumps(turn_to_row(t))) for at, start, place, t in failed))
         self.db.execute("COMMIT")
 
     def export(self) -> tuple[bytes, bytes, bytes, list]:
