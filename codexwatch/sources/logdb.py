@@ -46,16 +46,20 @@ def _connect(db: Path, scratch: Path) -> sqlite3.Connection | None:
         return None
 
 
+def _database(home: Path) -> Path:
+    return home / "logs_2.sqlite"
+
+
 def present(home: Path) -> bool:
     """Whether the home has a log database (Codex 0.140's TUI and later keep one)."""
-    return (home / "logs_2.sqlite").is_file()
+    return _database(home).is_file()
 
 
 def turn_errors(home: Path, session_ids: Iterable[str]) -> dict[str, str]:
     """turn_id -> the error message the log database holds for it."""
-    db = home / "logs_2.sqlite"
+    db = _database(home)
     ids = [s for s in set(session_ids) if s]
-    if not ids or not present(home):
+    if not ids or not db.is_file():
         return {}
     import tempfile  # only where there is a log database (Codex 0.140's TUI): a start's 6 ms
 
