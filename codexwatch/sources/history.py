@@ -148,7 +148,7 @@ class History:
         into.causes_wanted = logdb.present(self.home)
         files, covered, seen = self._start_fold(now, into, stored)
         start, ended, blob = len(covered), False, None
-        total = start + sum(1 for _ in self._listing()) if progress is not None else 0
+        total = sum(1 for _ in self._listing()) if progress is not None else 0  # covered too
         part: list[Turn] = []
         for done, reader in enumerate(self._read_in_parts(now, files, workers), start + 1):
             if keeps and not ended:

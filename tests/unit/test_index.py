@@ -230,6 +230,19 @@ def test_statistics_on_disk_are_stored_beside_the_index_and_taken_up(home, tmp_p
     assert folded(NOW + 60) == _stats(home, cache, now=NOW + 60, use_cache=False)
 
 
+def test_files_counted_past_stored_statistics_end_at_the_number_of_files(home, tmp_path):
+    cache = tmp_path / "cache"
+    _stats(home, cache)
+    parent = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
+    later = home / "sessions" / "2099" / "01" / "01" / "rollout-2099-01-01T00-00-00-copy.jsonl"
+    later.parent.mkdir(parents=True)
+    shutil.copy(parent, later)
+    counted = []
+    _stats(home, cache, progress=lambda done, total: counted.append((done, total)))
+    files = len(list((home / "sessions").rglob("rollout-*.jsonl")))
+    assert counted == [(files, files)]  # only the new file read; the line can end
+
+
 def test_a_changed_old_file_means_the_stored_statistics_are_not_used(home, tmp_path):
     cache = tmp_path / "cache"
     _stats(home, cache)
