@@ -57,8 +57,13 @@ def _help(inbox: int, out: int) -> None:
         _send(out, marshal.dumps((ticket, [r.export_state() for r in readers])))
 
 
+def _framed(blob: bytes) -> memoryview:
+    """A message as it crosses a pipe: its length, then itself."""
+    return memoryview(len(blob).to_bytes(_LENGTH, "little") + blob)
+
+
 def _send(fd: int, blob: bytes) -> None:
-    data = memoryview(len(blob).to_bytes(_LENGTH, "little") + blob)
+    data = _framed(blob)
     while data:
         data = data[os.write(fd, data):]
 
@@ -111,8 +116,7 @@ class _Helper:
     def give(self, ticket: int, batch: list[ReadJob]) -> None:
         """Raises OSError if the helper is gone."""
         self.holding.append(ticket)
-        blob = marshal.dumps((ticket, [tuple(job) for job in batch]))
-        data = memoryview(len(blob).to_bytes(_LENGTH, "little") + blob)
+        data = _framed(marshal.dumps((ticket, [tuple(job) for job in batch])))
         while data:
             try:
                 data = data[os.write(self.inbox, data):]
