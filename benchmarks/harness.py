@@ -141,36 +141,41 @@ def _children(pid: int) -> list[int]:
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def tree_usage(root: int, cpu: dict) -> int:
-    """Resident bytes of a process and all its descendants, now; records each one's CPU
-    seconds so far into `cpu` (pid -> seconds)."""
+def _tree_total(root: int, measure) -> int:
+    """`measure(pid)` summed over a process and all its descendants, now; a process that
+    is gone (its /proc files unreadable) counts nothing, nor do its children."""
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
         try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * PAGE
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            cpu[pid] = (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
-        except (OSError, IndexError, ValueError):
+            total += measure(pid)
+        except (OSError, IndexError, ValueError, StopIteration):
             continue
         todo += _children(pid)
     return total
+
+
+def tree_usage(root: int, cpu: dict) -> int:
+    """Resident bytes of a process and all its descendants, now; records each one's CPU
+    seconds so far into `cpu` (pid -> seconds)."""
+    def resident(pid: int) -> int:
+        with open(f"/proc/{pid}/statm") as f:
+            rss = int(f.read().split()[1]) * PAGE
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        cpu[pid] = (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+        return rss
+
+    return _tree_total(root, resident)
 
 
 def tree_pss(root: int) -> int:
     """Proportional set size, in bytes, of a process and all its descendants, now."""
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as f:
-                total += next(int(line.split()[1]) for line in f if line.startswith("Pss:")) * 1024
-        except (OSError, StopIteration, ValueError):
-            continue
-        todo += _children(pid)
-    return total
+    def pss(pid: int) -> int:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("Pss:")) * 1024
+
+    return _tree_total(root, pss)
 
 
 class TreeSampler(threading.Thread):
