@@ -170,6 +170,14 @@ def test_an_index_says_when_it_holds_nothing(home, tmp_path):
 
 # -- statistics taken up from the index (History.fold's snapshot) ---------------------------
 
+def _add_fork(home):
+    """A later file replaying every turn of the oldest one, as a fork does."""
+    parent = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
+    fork = home / "sessions" / "2099" / "01" / "01" / "rollout-2099-01-01T00-00-00-fork.jsonl"
+    fork.parent.mkdir(parents=True)
+    shutil.copy(parent, fork)
+
+
 def _stats(home, cache, now=NOW, **kw):
     from codexwatch.core.stats import StatsFold
 
@@ -220,10 +228,7 @@ def test_statistics_on_disk_are_stored_beside_the_index_and_taken_up(home, tmp_p
     assert opened == []  # taken up whole, from the copies
     assert reader.RolloutReader._read_fd is read_fd
     # A fork after them replays stored turns: the stored ids count them once.
-    parent = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
-    fork = home / "sessions" / "2099" / "01" / "01" / "rollout-2099-01-01T00-00-00-fork.jsonl"
-    fork.parent.mkdir(parents=True)
-    shutil.copy(parent, fork)
+    _add_fork(home)
     assert folded() == _stats(home, cache, use_cache=False)
     # Copies that do not match what the index holds are not trusted.
     (cache / (path.name + ".fold-turns")).write_bytes(b"not a database")
@@ -233,10 +238,7 @@ def test_statistics_on_disk_are_stored_beside_the_index_and_taken_up(home, tmp_p
 def test_files_counted_past_stored_statistics_end_at_the_number_of_files(home, tmp_path):
     cache = tmp_path / "cache"
     _stats(home, cache)
-    parent = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
-    later = home / "sessions" / "2099" / "01" / "01" / "rollout-2099-01-01T00-00-00-copy.jsonl"
-    later.parent.mkdir(parents=True)
-    shutil.copy(parent, later)
+    _add_fork(home)
     counted = []
     _stats(home, cache, progress=lambda done, total: counted.append((done, total)))
     files = len(list((home / "sessions").rglob("rollout-*.jsonl")))
@@ -291,10 +293,7 @@ def test_stored_statistics_that_do_not_load_are_not_trusted(home, tmp_path):
 def test_a_fork_after_the_stored_statistics_counts_no_turn_twice(home, tmp_path):
     cache = tmp_path / "cache"
     before = _stats(home, cache)
-    parent = sorted((home / "sessions").rglob("rollout-*.jsonl"))[0]
-    fork = home / "sessions" / "2099" / "01" / "01" / "rollout-2099-01-01T00-00-00-fork.jsonl"
-    fork.parent.mkdir(parents=True)
-    shutil.copy(parent, fork)  # replays every turn of its parent, which the stored fold holds
+    _add_fork(home)  # replays every turn of its parent, which the stored fold holds
     after = _stats(home, cache)
     assert after == _stats(home, cache, use_cache=False)
     assert after["turns"] == before["turns"]
