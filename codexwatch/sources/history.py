@@ -8,7 +8,6 @@ oldest, as files are read in path order) keeps it.
 from __future__ import annotations
 
 import gc
-import hashlib
 import marshal
 import os
 import sqlite3
@@ -456,6 +455,8 @@ class _Covered:
     file)."""
 
     def __init__(self) -> None:
+        import hashlib  # only a fold of the whole history needs it: a start's 3 ms otherwise
+
         self.count = 0
         self.digest = hashlib.blake2b(digest_size=20)
 
