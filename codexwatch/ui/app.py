@@ -178,16 +178,14 @@ class CodexWatchApp(App):
 
         history = self._history
         assert history is not None
-        follower = SessionFollower(
-            history.home,
-            known=list(history.readers),
-            clock=self.clock,
-            hot_interval=self.config.hot_interval,
-        )
         missed = await asyncio.to_thread(history.grown_since_read)
         if missed and await asyncio.to_thread(history.refresh, missed, self.clock()):
             turns = await asyncio.to_thread(lambda: list(history.turns))
             self.post_message(msg.TurnsChanged(turns, history.health()))
+        # What was read (size, mtime): the follower stats nothing to start. Its clock is the
+        # real one, that of the files' mtimes.
+        known = await asyncio.to_thread(lambda: {p: (r.offset, r.mtime) for p, r in history.readers.items()})
+        follower = SessionFollower(history.home, known=known, hot_interval=self.config.hot_interval)
         async for paths in follower.changes(self._astop):
             if follower.note and follower.note != self.follower_note:
                 self.post_message(msg.FollowerProblem(follower.note))
