@@ -197,7 +197,11 @@ class Demo:
     _rng: random.Random = field(default_factory=random.Random)
 
     def __enter__(self) -> "Demo":
-        self.prepare()
+        try:
+            self.prepare()
+        except BaseException:  # a signal or an error half way: nothing left in /tmp
+            self.cleanup()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
