@@ -12,8 +12,13 @@ Three sources, merged:
   `rsync` without `-t`) costs no more than one with a few;
 - every `SCAN_INTERVAL_S`, a listing of the two newest date folders with their sizes (at
   most `SCAN_MAX` files, newest names first): new files, and files written there that are
-  not hot; plus, every tick, the next `ROTATE_PER_TICK` of all other known files in turn, a
-  slow backstop for an older session written again when no event says so.
+  not hot; plus, every tick, the next few of all other known files in turn
+  (`ROTATE_PER_S` a second), a slow backstop for an older session written again when no
+  event says so.
+
+The tick is `HOT_INTERVAL_S` where file events report appends (Linux), and
+`POLL_INTERVAL_S` where they do not (macOS, no events at all): there the tick alone finds an
+appended line, and it must reach the screen within a quarter second.
 
 Where watchfiles would poll (`WATCHFILES_FORCE_POLLING` set because file events do not work
 there, or WSL 2), it is not started: its polling stats every file of the tree three times a
@@ -29,6 +34,7 @@ import asyncio
 import contextlib
 import heapq
 import os
+import sys
 import time
 from pathlib import Path
 from typing import AsyncIterator, Callable, Iterable, Mapping
@@ -38,7 +44,9 @@ from codexwatch.core.models import Clock
 HOT_WINDOW_S = 30 * 60  # a hot file quiet this long is no longer checked every tick
 HOT_MAX = 32  # files checked every tick, at most
 NEWEST_AT_START = 4  # the newest files at the start are hot (if written in the hot window)
-ROTATE_PER_TICK = 16  # other known files checked per tick, in turn
+ROTATE_PER_S = 60  # other known files checked a second, in turn
+HOT_INTERVAL_S = 0.25  # the tick, where file events report appends
+POLL_INTERVAL_S = 0.1  # the tick, where nothing but the tick finds an append
 SCAN_INTERVAL_S = 2.0  # how often the newest date folders are listed for new files
 SCAN_FOLDERS = 2  # the newest date folders that scan lists
 SCAN_MAX = 256  # files of those folders whose size the scan compares, newest names first
@@ -68,14 +76,14 @@ class SessionFollower:
         home: Path,
         known: Iterable[str] | Mapping[str, tuple[int, float]] = (),
         clock: Clock = time.time,
-        hot_interval: float = 0.25,
+        hot_interval: float | None = None,
         hot_window: float = HOT_WINDOW_S,
         debounce_ms: int = 50,
         scan_interval: float = SCAN_INTERVAL_S,
         use_events: bool | None = None,
         hot_max: int = HOT_MAX,
         newest: int = NEWEST_AT_START,
-        rotate: int = ROTATE_PER_TICK,
+        rotate: int | None = None,
         scan_max: int = SCAN_MAX,
         monotonic: Callable[[], float] = time.monotonic,
         stat: Callable[[str], os.stat_result] = os.stat,
@@ -85,14 +93,17 @@ class SessionFollower:
         self.clock = clock
         self.monotonic = monotonic
         self._stat_fn = stat
+        self.use_events = not force_polling() if use_events is None else use_events
+        if hot_interval is None:
+            appends_reported = self.use_events and sys.platform != "darwin"
+            hot_interval = HOT_INTERVAL_S if appends_reported else POLL_INTERVAL_S
         self.hot_interval = hot_interval
         self.hot_window = hot_window
         self.debounce_ms = debounce_ms
         self.scan_interval = scan_interval
-        self.use_events = not force_polling() if use_events is None else use_events
         self.hot_max = max(1, hot_max)
         self.newest = newest
-        self.rotate = rotate
+        self.rotate = rotate if rotate is not None else max(1, round(ROTATE_PER_S * hot_interval))
         self.scan_max = scan_max
         self.note: str | None = None  # a sentence for the user when events are unavailable
         # hot: path -> size last seen; _touched: path -> when it last grew (monotonic)

@@ -54,7 +54,7 @@ class AppConfig:
     load_history: bool = True
     follow: bool = True
     clock_tick: bool = True  # False freezes ages and countdowns (snapshots)
-    hot_interval: float = 0.25
+    hot_interval: float | None = None  # the live size check's tick; None: the follower's own
     demo: Any = None  # a codexwatch.demo.Demo that replays failures into the home
     home_problem: str | None = None  # set by the command when there is nothing to read
     extra: dict = field(default_factory=dict)

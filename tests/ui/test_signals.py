@@ -183,6 +183,7 @@ def test_a_signal_under_a_pty_ends_the_demo_and_removes_its_home(tmp_path, signu
             time.sleep(0.05)
         else:
             raise AssertionError("codexwatch did not end")
+        drained_until_painted()  # what it wrote last, before it ended
         assert os.waitstatus_to_exitcode(status) == 128 + signum
         assert _demo_homes(tmp) == []
         assert b"\x1b[?1049l" in seen  # the driver left the alternate screen

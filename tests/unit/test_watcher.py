@@ -64,7 +64,7 @@ def test_after_a_bulk_copy_only_the_few_newest_are_hot_and_a_tick_stats_a_bounde
     for _ in range(50):
         fake.calls = 0
         assert f.poll_once() == []
-        assert fake.calls <= watcher.NEWEST_AT_START + watcher.ROTATE_PER_TICK
+        assert fake.calls <= watcher.NEWEST_AT_START + f.rotate <= 4 + 16
         clock.now += 0.25
 
 
@@ -179,3 +179,17 @@ def test_where_watchfiles_would_poll_the_whole_tree_the_follower_uses_no_events(
     monkeypatch.setenv("WATCHFILES_FORCE_POLLING", value)
     assert SessionFollower("/nowhere").use_events is (not polls)
     assert SessionFollower("/nowhere", use_events=True).use_events is True
+
+
+def test_the_tick_is_shorter_where_only_the_tick_finds_an_append(monkeypatch):
+    monkeypatch.delenv("WATCHFILES_FORCE_POLLING", raising=False)
+    monkeypatch.setattr(watcher.sys, "platform", "linux")
+    monkeypatch.setattr(watcher, "force_polling", lambda: False)
+    with_events = SessionFollower("/nowhere")
+    without = SessionFollower("/nowhere", use_events=False)
+    assert with_events.hot_interval == watcher.HOT_INTERVAL_S
+    assert without.hot_interval == watcher.POLL_INTERVAL_S
+    # the rotation keeps its pace per second whatever the tick
+    assert with_events.rotate / with_events.hot_interval == without.rotate / without.hot_interval
+    monkeypatch.setattr(watcher.sys, "platform", "darwin")  # events, but not for appends
+    assert SessionFollower("/nowhere").hot_interval == watcher.POLL_INTERVAL_S
