@@ -291,8 +291,8 @@ class CodexWatchApp(App):
     @on(msg.ViewBuilt)
     def _view_built(self, message: msg.ViewBuilt) -> None:
         self._building = False
-        # A builder busy at most half the time: the UI loop shares the interpreter with it.
-        self._next_build = time.monotonic() + max(REFRESH_S, message.seconds)
+        # A builder busy a third of the time at most: the UI loop shares the interpreter.
+        self._next_build = time.monotonic() + max(REFRESH_S, 2 * message.seconds)
         self.view = message.view
         self._last_build = time.monotonic()
         self._announce_episode()
