@@ -16,6 +16,8 @@ Scenarios (several, comma-separated, run one after another):
 - `bulk-copy`: that history copied with its mtimes, plus 5,000 (`--copied`) rollouts of the
   small-sessions history copied in with fresh mtimes (a restored backup, an `rsync`
   without `-t`): old contents, new mtimes, all inside the 7-day window;
+- `copied-live`: the same 5,000 copied in while the dashboard runs (after its first paint;
+  then 20 s for it to read them and settle, its CPU for that reported apart);
 - `small`: a history of many small sessions (`--small-size`, 1 GiB: ~31,000 files; seed 3,
   benchmarks/out/history-small-1g), mtimes as Codex leaves them;
 - `small-fresh`: the same files all copied with fresh mtimes.
@@ -40,10 +42,11 @@ import homes
 from harness import OUT, REPO
 
 TARGET_PERCENT = 1.0
-SCENARIOS = ("as-is", "bulk-copy", "small", "small-fresh")
+SCENARIOS = ("as-is", "bulk-copy", "copied-live", "small", "small-fresh")
 
 
-def sample_idle(home: Path, since: str, seconds: int, no_events: bool = False) -> dict:
+def sample_idle(home: Path, since: str, seconds: int, no_events: bool = False,
+                after_paint=None) -> dict:
     env = {"TERM": "xterm-256color"}
     if no_events:
         env["WATCHFILES_FORCE_POLLING"] = "1"
@@ -60,6 +63,15 @@ def sample_idle(home: Path, since: str, seconds: int, no_events: bool = False) -
         tmux.wait_for("idle", harness.dashboard_loaded, timeout=180)
         painted = time.perf_counter() - began
         time.sleep(5)  # the follower starts, the first clock ticks pass
+        extra = {}
+        if after_paint is not None:  # e.g. copy thousands of files in while it runs
+            cpu_a, _ = harness.proc_usage(pid)
+            began_a = time.monotonic()
+            after_paint()
+            time.sleep(20)  # the app reads what came, and settles
+            cpu_b, _ = harness.proc_usage(pid)
+            extra = {"after_paint_cpu_s": round(cpu_b - cpu_a, 2),
+                     "after_paint_wall_s": round(time.monotonic() - began_a, 1)}
         cpu0, rss0 = harness.proc_usage(pid)
         began, last, per_second = time.monotonic(), cpu0, []
         for _ in range(seconds):
@@ -73,7 +85,7 @@ def sample_idle(home: Path, since: str, seconds: int, no_events: bool = False) -
             "percent_of_core": round((last - cpu0) / wall * 100, 2),
             "busiest_second_cpu_s": max(per_second), "per_second_cpu_s": per_second,
             "rss_mb": round(rss / 1e6, 1), "rss_start_mb": round(rss0 / 1e6, 1), "threads": threads,
-            "warm_paint_s": round(painted, 2), "no_events": no_events}
+            "warm_paint_s": round(painted, 2), "no_events": no_events, **extra}
 
 
 def describe(home: Path) -> dict:
@@ -109,17 +121,25 @@ def main(argv=None) -> int:
     base = args.history.resolve()
     manifest = harness.ensure_history(base, gen.parse_size(args.size), seed=args.seed)
     small = None
-    if {"bulk-copy", "small", "small-fresh"} & set(scenarios):
+    if {"bulk-copy", "copied-live", "small", "small-fresh"} & set(scenarios):
         small = args.small_history.resolve()
         homes.small_history(small, gen.parse_size(args.small_size))
     harness.compile_bytecode()
     rows, runs = [], []
     for scenario in scenarios:
         with tempfile.TemporaryDirectory(prefix=f"cw-idle-{scenario}-") as tmp:
+            after_paint = None
             if scenario == "as-is":
                 home = base
             elif scenario == "small":
                 home = small
+            elif scenario == "copied-live":
+                home = Path(tmp) / "home"
+                homes.bulk_copied(base, home, small, 0)
+
+                def after_paint(home=home) -> None:
+                    print(f"{scenario}: copying {args.copied:,} rollouts in while it runs ...", flush=True)
+                    homes.bulk_copied(None, home, small, args.copied)
             else:
                 home = Path(tmp) / "home"
                 print(f"{scenario}: copying ...", flush=True)
@@ -130,7 +150,9 @@ def main(argv=None) -> int:
             print(f"{scenario}: {home} ({shape['bytes'] / 2**20:.0f} MiB, {shape['files']} files, "
                   f"{shape['fresh_mtimes_7d']} written in the last 7 days by mtime); load average "
                   f"{load_before[0]:.2f}; sampling {args.seconds} s ...", flush=True)
-            result = sample_idle(home, args.since, args.seconds, args.no_events)
+            result = sample_idle(home, args.since, args.seconds, args.no_events, after_paint)
+            if after_paint is not None:
+                shape = describe(home)
             if home != base and home != small:
                 shutil.rmtree(home, ignore_errors=True)
         print(f"  {result['percent_of_core']:.2f} % of a core", flush=True)
@@ -138,6 +160,7 @@ def main(argv=None) -> int:
                      "load_average_after": os.getloadavg(), "result": result})
         label = {"as-is": f"{Path(shape['path']).name}, as is", "bulk-copy":
                  f"{base.name} + {args.copied:,} copied in, fresh mtimes",
+                 "copied-live": f"{base.name}, {args.copied:,} copied in while it ran",
                  "small": f"{small.name if small else ''} (small sessions), mtimes as written",
                  "small-fresh": f"{small.name if small else ''} (small sessions), all fresh mtimes"}[scenario]
         rows.append(f"| {label} | {shape['files']:,} | {shape['fresh_mtimes_7d']:,} | {args.since} "
