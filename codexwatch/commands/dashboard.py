@@ -45,7 +45,8 @@ class Hangup:
     on the spot. A signal before the app runs unwinds with SystemExit (the `with` blocks
     clean up); if the process is still there `FORCE_EXIT_AFTER_S` after a signal the app
     was given (the app stuck, or a thread worker still reading that keeps the interpreter
-    from ending), the cleanups are done and the process ends. The exit code is 128 + the signal's number, as a shell reports it."""
+    from ending), the cleanups are done and the process ends. The exit code is 128 + the
+    signal's number, as a shell reports it."""
 
     SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name))
 
