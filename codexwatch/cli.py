@@ -93,6 +93,8 @@ def _run_parser(sub, help_text: str) -> None:
     cmd.add_argument("--backoff", metavar="LIST",
                      help="waits after successive capacity or server failures, each +-20%% "
                      "(default 30s,2m,10m,30m)")
+    cmd.add_argument("--quick", metavar="LIST",
+                     help="waits after successive broken streams, same model (default 5s,15s,30s)")
     cmd.add_argument("--give-up-after", metavar="DUR",
                      help="stop once this long has passed since the first failure (default 30m)")
     cmd.add_argument("--wait-for-reset", metavar="MAX",

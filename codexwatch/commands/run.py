@@ -599,6 +599,7 @@ def _prompts(args, command: Command) -> list[str]:
 def build_policy(args, settings, command: Command) -> tuple[S.Policy, str | None]:
     """The policy, and the model of the first attempt (None: Codex's configured one)."""
     backoff = _durations(args.backoff, "--backoff") if args.backoff else S.Policy().backoff
+    quick = _durations(args.quick, "--quick") if args.quick else S.Policy().quick
     give_up = _duration(args.give_up_after, "--give-up-after")
     reset = _duration(args.wait_for_reset, "--wait-for-reset")
     if args.models:
@@ -610,7 +611,7 @@ def build_policy(args, settings, command: Command) -> tuple[S.Policy, str | None
     first = command.model or (models[0] if args.models else None)
     if command.model and models and command.model not in models:
         models = (command.model,) + models
-    policy = S.Policy(models=models, backoff=backoff,
+    policy = S.Policy(models=models, backoff=backoff, quick=quick,
                       give_up_after=S.Policy().give_up_after if give_up is None else give_up,
                       wait_for_reset=reset)
     return policy, first
