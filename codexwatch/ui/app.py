@@ -31,6 +31,7 @@ CLOCK_TICK_S = 1.0  # countdowns and ages move once a second
 # changed; with nothing new, only the advice's wording ages, and in minutes unless the user
 # is in an episode with a back-off counting down.
 REBUILD_IDLE_S = 60.0
+RUNS_POLL_S = 1.0  # the run state directory is a handful of small files
 REBUILD_EPISODE_S = 10.0
 
 
@@ -57,6 +58,7 @@ class AppConfig:
     hot_interval: float = 0.25
     demo: Any = None  # a codexwatch.demo.Demo that replays failures into the home
     home_problem: str | None = None  # set by the command when there is nothing to read
+    runs_state_dir: Path | None = None  # where `codexwatch run` records runs; None: not watched
     extra: dict = field(default_factory=dict)
 
 
@@ -90,6 +92,7 @@ class CodexWatchApp(App):
         self.loading = Loading(finished=not config.load_history)
         self.home_problem = config.home_problem
         self.follower_note: str | None = None
+        self.runs: list[dict] = []  # `codexwatch run` supervisors (the Runs tab)
         # derived
         self.view: DashboardView | None = None
         self._dirty = True
@@ -131,6 +134,8 @@ class CodexWatchApp(App):
             self._poll_status()
         if self.config.demo is not None:
             self._replay_demo()
+        if self.config.runs_state_dir is not None:
+            self._watch_runs()
         self._tick(force=True)
 
     def on_unmount(self) -> None:
@@ -223,6 +228,20 @@ class CodexWatchApp(App):
         finally:
             await client.aclose()
 
+    @work(thread=True, exclusive=True, group="runs", exit_on_error=False, description="Watching runs")
+    def _watch_runs(self) -> None:
+        from codexwatch.sources.runs import read_runs
+
+        last = None
+        while not self._stop.is_set():
+            runs = read_runs(self.config.runs_state_dir, self.clock())
+            key = [(r.get("pid"), r.get("started_at"), r.get("live"), r.get("updated_at"), r.get("ended_at"))
+                   for r in runs]
+            if key != last:
+                last = key
+                self.post_message(msg.RunsUpdated(runs))
+            self._stop.wait(RUNS_POLL_S)
+
     @work(exclusive=True, group="demo", exit_on_error=False, description="Replaying demo failures")
     async def _replay_demo(self) -> None:
         await self.config.demo.replay(self._astop)
@@ -267,6 +286,13 @@ class CodexWatchApp(App):
     def _follower_problem(self, message: msg.FollowerProblem) -> None:
         self.follower_note = message.text
         self.notify(message.text, title="Live follow", severity="warning", markup=False)
+
+    @on(msg.RunsUpdated)
+    def _runs(self, message: msg.RunsUpdated) -> None:
+        self.runs = message.runs
+        for screen in self.screen_stack:
+            if hasattr(screen, "show_runs"):
+                screen.show_runs(self.runs, self.clock(), self.tz)
 
     @on(msg.StatusUpdated)
     def _status(self, message: msg.StatusUpdated) -> None:
@@ -458,6 +484,7 @@ class CodexWatchApp(App):
         yield SystemCommand("Show models", "Failure rate per model, effort and Fast", lambda: self.action_tab("models"))
         yield SystemCommand("Show when", "Hour-of-week heatmap of failures and turns", lambda: self.action_tab("when"))
         yield SystemCommand("Show status page", "Codex components and incidents", lambda: self.action_tab("status"))
+        yield SystemCommand("Show runs", "codexwatch run supervisors: tasks, attempts, back-off", lambda: self.action_tab("runs"))
         yield SystemCommand("Refresh status now", "Ask the status page at once", self.action_refresh_status)
         yield SystemCommand(f"Bell: turn {'off' if self.bell_on else 'on'}", "Terminal bell on new failures and incidents", self.action_toggle_bell)
         yield SystemCommand(

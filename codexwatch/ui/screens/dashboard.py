@@ -18,6 +18,7 @@ from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detai
 from codexwatch.ui.widgets.header import VerdictBar
 from codexwatch.ui.widgets.heatmap import Heatmap
 from codexwatch.ui.widgets.models import ModelsTable
+from codexwatch.ui.widgets.runs import RunsTable, backing_off_count
 from codexwatch.ui.widgets.status import StatusPanel
 
 COMPACT_WIDTH = 80
@@ -62,6 +63,7 @@ class DashboardScreen(Screen):
         Binding("2", "tab('models')", "Models", key_display="2"),
         Binding("3", "tab('when')", "When", key_display="3"),
         Binding("4", "tab('status')", "Status", key_display="4"),
+        Binding("5", "tab('runs')", "Runs", key_display="5"),
     ]
 
     def __init__(self) -> None:
@@ -70,6 +72,7 @@ class DashboardScreen(Screen):
         self._now = 0.0
         self._tz: tzinfo | None = None
         self._ready = False
+        self._runs: list[dict] = []
 
     def compose(self) -> ComposeResult:
         yield VerdictBar(id="header")
@@ -86,6 +89,8 @@ class DashboardScreen(Screen):
                 yield Heatmap(id="heatmap")
             with TabPane("Status", id="status"):
                 yield StatusPanel(id="status-panel")
+            with TabPane("Runs", id="runs"):
+                yield RunsTable(id="runs-table")
         yield Footer()
 
     # --- layout -----------------------------------------------------------------
@@ -109,6 +114,7 @@ class DashboardScreen(Screen):
         if self._view is not None:
             self.show(self._view, self._now, self._tz)
         else:
+            self._show_runs()
             self.query_one(DecisionPanel).show(None, 0, None, self.compact)
             self.query_one(TurnDetail).show(turn_detail(None, None, 0, None))
 
@@ -140,6 +146,19 @@ class DashboardScreen(Screen):
         self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
         show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
         self.query_one(StatusPanel).show(view.snapshot, now, tz, getattr(self.app, "status_enabled", True))
+        self._show_runs()
+
+    def show_runs(self, runs: list[dict], now: float, tz: tzinfo | None) -> None:
+        """The `codexwatch run` supervisors (a worker read them); their countdowns move with
+        the clock, in `show_clock`."""
+        self._runs, self._now, self._tz = runs, now, tz
+        self._show_runs()
+
+    def _show_runs(self) -> None:
+        if not self._ready:
+            return
+        self.query_one(RunsTable).show(self._runs, self._now, self._tz)
+        self.query_one(VerdictBar).show_runs(backing_off_count(self._runs, self._now))
 
     def _show_detail(self) -> None:
         if self._view is None:
