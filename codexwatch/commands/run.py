@@ -331,6 +331,7 @@ class Supervisor:
         self.configured: str | None = None  # Codex's configured model (no -m needed for it)
         self.env = dict(os.environ, CODEX_HOME=str(settings.codex_home))
         self.state = R.RunStateFile(getattr(settings, "state_dir", None))
+        self.state_lock = threading.Lock()
         self.ended_at: float | None = None
 
     # -- signals
@@ -364,6 +365,10 @@ class Supervisor:
     # -- state for the dashboard
 
     def write_state(self) -> None:
+        with self.state_lock:  # tasks and the heartbeat write it; one file, one writer at a time
+            self._write_state()
+
+    def _write_state(self) -> None:
         now = time.time()
         tasks = []
         for r in self.records:
@@ -634,8 +639,8 @@ def run(args, settings) -> int:
     summary = sup.summary()
     if args.summary:
         _write_json(Path(args.summary), summary)
-    if args.archive and summary["outcome"] != "ok":
+    if args.archive and summary["outcome"] == "failed":
         sup.write_archive(Path(args.archive))
     outcome = summary["outcome"]
-    sup.out.say(f"{outcome}, exit {code}" + (f"; archive in {args.archive}" if args.archive and outcome != "ok" else ""))
+    sup.out.say(f"{outcome}, exit {code}" + (f"; archive in {args.archive}" if args.archive and outcome == "failed" else ""))
     return code

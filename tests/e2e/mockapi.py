@@ -33,12 +33,17 @@ class MockResponses:
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         self.reset_in_s = 3600  # a usage limit's reset, from the moment it is answered
+        self.pages: dict[str, bytes] = {}  # path -> body for GET (a status page)
         handler = self._handler()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.handle_error = lambda request, address: None  # a client gone mid-answer
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def base_url(self) -> str:
@@ -95,8 +100,14 @@ class MockResponses:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_GET(self) -> None:  # the models list some releases ask for
-                self._send(200, b'{"models": [], "data": []}')
+            def do_GET(self) -> None:
+                path = self.path.split("?")[0]
+                if path in mock.pages:  # a status page served beside the API
+                    self._send(200, mock.pages[path])
+                elif path.startswith("/v1/"):  # the models list some releases ask for
+                    self._send(200, b'{"models": [], "data": []}')
+                else:
+                    self._send(404, b"{}")
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

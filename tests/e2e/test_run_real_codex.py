@@ -271,3 +271,39 @@ def test_sigterm_is_forwarded_and_the_summary_says_aborted(tmp_path, mock, codex
 
     runs = read_runs(env.state)
     assert len(runs) == 1 and not runs[0]["live"] and runs[0]["outcome"] == "aborted"
+
+
+def test_a_killed_run_reads_as_ended(tmp_path, mock, codex_bins, request):
+    env = Env(tmp_path, mock, codex_bins["0.171.0"])
+    name = _task(request)
+    mock.script(name, "slow")
+    proc = subprocess.Popen(env.argv(FAST, ["--json", f"task:{name} go"]), cwd=env.work, env=env.env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from codexwatch.sources.runs import read_runs
+
+    deadline = time.time() + 30
+    while not mock.for_task(name) and time.time() < deadline:
+        time.sleep(0.05)
+    runs = read_runs(env.state)
+    assert len(runs) == 1 and runs[0]["live"] and runs[0]["tasks"][0]["state"] == "running"
+    proc.kill()
+    proc.wait(timeout=30)
+    runs = read_runs(env.state)
+    assert len(runs) == 1 and not runs[0]["live"] and runs[0]["ended_at"] is None
+
+
+def test_capacity_during_a_codex_incident_waits_without_switching(tmp_path, mock, codex_bins, request):
+    from codexwatch.sources.demo_status import demo_payloads
+
+    env = Env(tmp_path, mock, codex_bins["0.171.0"])
+    name = _task(request)
+    mock.script(name, "overloaded", "overloaded", "ok")
+    mock.pages = demo_payloads(time.time())  # the bundled page: an ongoing Codex incident
+    try:
+        done = env.run(["--status-url", mock.root_url, "--backoff", "0.1s", "--models", "gpt-6-sol,gpt-6-terra"],
+                       [f"task:{name} go"])
+    finally:
+        mock.pages = {}
+    assert done.returncode == 0, done.stderr
+    assert [r["model"] for r in mock.for_task(name)] == ["gpt-6-sol"] * 3
+    assert [a["action"] for a in env.summary()["tasks"][0]["attempts"]] == ["wait", "wait", None]
