@@ -31,7 +31,8 @@ from codexwatch.core.models import Episode, StatusSnapshot, Turn
 from codexwatch.core.redact import redact
 from codexwatch.sources import runs as R
 
-STATUS_REUSE_S = 60.0  # one status page answer serves every task for this long
+STATUS_REUSE_S = 60.0
+CLOCK_SKEW_S = 1.0  # a turn that started this much before its attempt is not the attempt's  # one status page answer serves every task for this long
 _TIERS = {"heavy": 0, "middle": 1, "light": 2}
 _WORK_ITEMS_SKIPPED = {"error"}  # `--json` items that are warnings, not work
 
@@ -437,6 +438,8 @@ class Supervisor:
             attempt.session_id = child.thread_id
             path = R.find_rollout(self.settings.codex_home, child.thread_id) if child.thread_id else None
             turn = R.last_turn(path, now)
+            if turn is not None and (turn.started_at or turn.at) < attempt.started_at - CLOCK_SKEW_S:
+                turn = None  # a resumed thread's earlier turn: this attempt wrote none of its own
             if self.stop.is_set():
                 attempt.outcome = record.outcome = record.state = "aborted"
                 if turn is not None and turn.outcome == "ok":

@@ -307,3 +307,26 @@ def test_capacity_during_a_codex_incident_waits_without_switching(tmp_path, mock
     assert done.returncode == 0, done.stderr
     assert [r["model"] for r in mock.for_task(name)] == ["gpt-6-sol"] * 3
     assert [a["action"] for a in env.summary()["tasks"][0]["attempts"]] == ["wait", "wait", None]
+
+
+def test_a_resume_that_fails_outside_a_turn_passes_codexs_status_through(tmp_path, mock, codex_bins, request):
+    """The thread's rollout is gone before the resume: Codex exits 1 ("no rollout found for
+    thread id") without a failed turn, and that status is passed through, unretried."""
+    env = Env(tmp_path, mock, codex_bins["0.171.0"])
+    name = _task(request)
+    mock.script(name, "tool", "overloaded_stream", "ok")
+    # the first attempt fails after work; then the rollout is moved away before the resume
+    proc = subprocess.Popen(env.argv([*FAST[:1], "--backoff", "2s", "--models", "gpt-6-sol,gpt-6-terra"],
+                                     ["--json", f"task:{name} go"]),
+                            cwd=env.work, env=env.env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while len(mock.for_task(name)) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    for f in env.home.glob("sessions/*/*/*/rollout-*.jsonl"):
+        f.rename(tmp_path / f.name)
+    out, err = proc.communicate(timeout=60)
+    attempts = env.summary()["tasks"][0]["attempts"]
+    assert attempts[1]["resumed"] and attempts[1]["outcome"] == "failed" and attempts[1]["error_class"] is None
+    assert proc.returncode == 1, err  # codex: "no rollout found for thread id"
