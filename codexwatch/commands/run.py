@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import stat
+import subprocess
 import sys
 import threading
 import time
@@ -179,7 +181,7 @@ class Output:
         self.write(self.err, f"codexwatch: {text}\n".encode("utf-8", "replace"))
 
 
-_ANSI = __import__("re").compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 class Child:
@@ -193,9 +195,9 @@ class Child:
         self.completed = False
         self.worked = False
         self.out = out
-        self.proc = __import__("subprocess").Popen(
-            argv, env=env, stdout=-1, stderr=-1,
-            stdin=-1 if stdin_bytes is not None else __import__("subprocess").DEVNULL,
+        self.proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE if stdin_bytes is not None else subprocess.DEVNULL,
             start_new_session=True,  # a terminal's ^C reaches codexwatch, which forwards it once
         )
         self.readers = [threading.Thread(target=self._drain, args=(self.proc.stdout, True), daemon=True),
