@@ -136,8 +136,7 @@ def history_models(settings, now: float) -> list[str]:
         turns = load(replace(settings, since="7d"), now).turns
     except HomeUnreadable:
         return []
-    rates = model_success(turns, now)
-    ranked = sorted(((m, ok / n) for m, (ok, n) in rates.items() if n and ok),
+    ranked = sorted(((m, ok / (ok + failed)) for m, (ok, failed) in model_success(turns, now).items() if ok),
                     key=lambda mr: (_TIERS[model_tier(mr[0])], -mr[1]))
     return [m for m, _ in ranked]
 

@@ -97,3 +97,15 @@ def test_the_gate_drops_to_one_job_while_rate_limited():
     gate.slow_down(10)
     assert gate.limit(clock[0]) == 1 and gate.limit(clock[0] + 9.9) == 1
     assert gate.limit(clock[0] + 10.1) == 3
+
+
+def test_without_a_catalogue_the_models_that_worked_in_the_history(tmp_path):
+    from codexwatch.config import load_settings
+    from codexwatch.core.times import parse_iso
+    from tests.conftest import REAL_CLI
+
+    settings = load_settings({"codex_home": REAL_CLI / "exec-0.171.0", "use_cache": False,
+                              "cache_dir": tmp_path})
+    models = R.history_models(settings, parse_iso("2026-11-29T09:00:00Z"))
+    assert models == ["gpt-6-sol"]  # the one model with a successful turn (it also failed)
+    assert R.history_models(settings, parse_iso("2027-06-01T00:00:00Z")) == []  # nothing in 7 days
