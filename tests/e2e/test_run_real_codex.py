@@ -237,7 +237,7 @@ def test_a_queue_of_tasks(tmp_path, mock, codex_bins, request):
     mock.script(names[0], "ok")
     mock.script(names[1], "overloaded", "ok")
     mock.script(names[2], "tool", "disconnect", "ok")
-    mock.script(names[3], "ok")
+    mock.script(names[3], "rate429", "ok")
     tasks = tmp_path / "tasks.txt"
     tasks.write_text("".join(f"task:{n} do part {k}\n\n" for k, n in enumerate(names)))
     done = env.run([*FAST, "--tasks", str(tasks), "--jobs", "2", "--models", "gpt-6-sol,gpt-6-terra"], ["--json"])
@@ -245,8 +245,9 @@ def test_a_queue_of_tasks(tmp_path, mock, codex_bins, request):
     summary = env.summary()
     assert [t["task"] for t in summary["tasks"]] == [1, 2, 3, 4]
     assert all(t["outcome"] == "ok" for t in summary["tasks"])
-    assert [len(t["attempts"]) for t in summary["tasks"]] == [1, 2, 2, 1]
+    assert [len(t["attempts"]) for t in summary["tasks"]] == [1, 2, 2, 2]
     assert summary["tasks"][2]["attempts"][1]["resumed"]
+    assert summary["tasks"][3]["attempts"][0]["action"] == "slow_down"
     first_starts = sorted(t["attempts"][0]["started_at"] for t in summary["tasks"])
     assert len(set(first_starts)) == 4
     assert all(line.startswith("codexwatch: task ") for line in own_lines(done.stderr)[:-1])
