@@ -100,21 +100,23 @@ class RunsTable(Vertical):
         yield DataTable(id="runs-data", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        self._add_columns()
-        self._shown: list[RunRow] | None = None
-        self.show([], 0.0, None)
+        if getattr(self, "_shown", None) is None:
+            self.show((), 0.0, None)
 
     def _add_columns(self) -> None:
         table = self.query_one(DataTable)
         for name in self.COLUMNS:
             table.add_column(name, key=name)
 
-    def show(self, runs: list[dict], now: float, tz: tzinfo | None) -> None:
-        rows = run_rows(runs, now, tz)
+    def show(self, runs, now: float, tz: tzinfo | None) -> None:
+        """`runs`: the recorded run states (dicts), shown at `now`."""
+        rows = run_rows(list(runs), now, tz)
         if rows == getattr(self, "_shown", None):
             return  # the same rows: no repaint
         self._shown = rows
         table = self.query_one(DataTable)
+        if not table.columns:
+            self._add_columns()
         empty = self.query_one("#runs-empty", Static)
         empty.display = not rows
         table.display = bool(rows)
