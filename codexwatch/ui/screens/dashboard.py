@@ -62,7 +62,8 @@ class DashboardScreen(ViewScreen):
         Binding("2", "tab('models')", "Models", key_display="2"),
         Binding("3", "tab('when')", "When", key_display="3"),
         Binding("4", "tab('status')", "Status", key_display="4"),
-        Binding("5", "tab('runs')", "Runs", key_display="5"),
+        # Not in the footer: a 60-column pane's footer keeps `w Triage` (help lists it).
+        Binding("5", "tab('runs')", "Runs", key_display="5", show=False),
     ]
 
     def __init__(self) -> None:
