@@ -38,3 +38,35 @@ def test_read_runs_liveness(tmp_path):
     assert not read_runs(tmp_path, alive=lambda pid: True)[0]["live"]
     (tmp_path / "runs" / "run-garbage.json").write_text("{not json")
     assert len(read_runs(tmp_path)) == 1
+
+
+async def test_the_dashboard_follows_the_state_directory(tmp_path):
+    """A supervisor's state file appears, backs off, then its process is gone: the Runs tab
+    and the header follow the files (the runs worker, RunsUpdated, the view's clock)."""
+    import os
+    import time
+
+    from textual.widgets import DataTable
+
+    from codexwatch.ui.widgets.header import VerdictBar
+
+    from .helpers import CodexWatchApp, config, make_home, wait_until
+
+    app = CodexWatchApp(config(make_home(tmp_path), clock=time.time, runs_state_dir=tmp_path / "state"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert await wait_until(pilot, lambda: app.view is not None)
+        await pilot.press("5")
+        f = RunStateFile(tmp_path / "state", pid=os.getpid(), started_at=time.time())
+        f.write({"tasks": [{"task": 1, "state": "backing_off", "attempt": 2, "model": "gpt-6-terra",
+                            "until": time.time() + 300}], "ended_at": None})
+        table = app.screen.query_one("#runs-data", DataTable)
+
+        def cells() -> str:
+            return " ".join(str(c) for r in range(table.row_count) for c in table.get_row_at(r))
+
+        assert await wait_until(pilot, lambda: "backing off until" in cells())
+        assert await wait_until(pilot, lambda: "1 run backing off" in str(app.screen.query_one(VerdictBar).render()))
+        f.write({"tasks": [{"task": 1, "state": "ok", "attempt": 2, "model": "gpt-6-terra", "until": None}],
+                 "ended_at": time.time()})
+        assert await wait_until(pilot, lambda: " ok " in f" {cells()} ")
+        assert await wait_until(pilot, lambda: "backing off" not in str(app.screen.query_one(VerdictBar).render()))
