@@ -174,14 +174,20 @@ def test_usage_limit_stops_with_17_and_writes_the_archive(env, mock, request):
     assert "usage_limit" in (archive / "report.md").read_text()
 
 
-def test_usage_limit_waits_for_its_reset_when_asked(env, mock, request):
+def test_usage_limit_reset_read_from_codexs_message(env, mock, request):
+    """Codex prints the reset in local time ("try again at 5:42 AM"): it is read, and being
+    past --wait-for-reset, the run stops at once. (Waiting through it is tested with a fake
+    clock: the message gives the minute, so a real wait would take up to two.)"""
     name = _task(request)
-    mock.reset_in_s = 90  # "try again at HH:MM": to the minute, so up to 2 min away
+    mock.reset_in_s = 90
     mock.script(name, "usage_limit", "ok")
-    done = env.run([*FAST, "--wait-for-reset", "1s"], [f"task:{name} go"])
-    mock.reset_in_s = 3600
-    assert done.returncode == 17  # the reset is past the 1 s allowed: stop at once
-    assert any("past --wait-for-reset" in line for line in own_lines(done.stderr))
+    try:
+        done = env.run([*FAST, "--wait-for-reset", "1s"], [f"task:{name} go"])
+    finally:
+        mock.reset_in_s = 3600
+    assert done.returncode == 17
+    assert any("usage limit resets in" in line and "past --wait-for-reset" in line
+               for line in own_lines(done.stderr)), done.stderr
 
 
 def test_auth_stops_at_once_with_18(env, mock, request):
@@ -253,7 +259,8 @@ def test_a_queue_of_tasks(tmp_path, mock, codex_bins, request):
     assert all(line.startswith("codexwatch: task ") for line in own_lines(done.stderr)[:-1])
 
 
-def test_sigterm_is_forwarded_and_the_summary_says_aborted(tmp_path, mock, codex_bins, request):
+@pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["TERM", "INT"])
+def test_a_signal_is_forwarded_and_the_summary_says_aborted(tmp_path, mock, codex_bins, request, signum, code):
     env = Env(tmp_path, mock, codex_bins["0.171.0"])
     name = _task(request)
     mock.script(name, "slow")
@@ -262,11 +269,11 @@ def test_sigterm_is_forwarded_and_the_summary_says_aborted(tmp_path, mock, codex
     deadline = time.time() + 30
     while not mock.for_task(name) and time.time() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
+    assert proc.returncode == code, err
     summary = env.summary()
-    assert summary["outcome"] == "aborted" and summary["exit_code"] == 143
+    assert summary["outcome"] == "aborted" and summary["exit_code"] == code
     assert summary["tasks"][0]["attempts"][0]["outcome"] == "aborted"
     from codexwatch.sources.runs import read_runs
 
