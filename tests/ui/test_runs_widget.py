@@ -70,3 +70,24 @@ async def test_the_dashboard_follows_the_state_directory(tmp_path):
                  "ended_at": time.time()})
         assert await wait_until(pilot, lambda: " ok " in f" {cells()} ")
         assert await wait_until(pilot, lambda: "backing off" not in str(app.screen.query_one(VerdictBar).render()))
+
+
+async def test_the_arrows_move_through_the_runs(tmp_path):
+    from textual.widgets import DataTable
+
+    from codexwatch.ui import messages as msg
+
+    from .helpers import CodexWatchApp, config, make_home, wait_until
+
+    app = CodexWatchApp(config(make_home(tmp_path)))
+    runs = [dict(state(state="ok"), tasks=[{"task": k, "state": "ok", "attempt": 1, "model": "m"} for k in (1, 2, 3)])]
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert await wait_until(pilot, lambda: app.view is not None)
+        app.post_message(msg.RunsUpdated(runs))
+        await pilot.press("5")
+        table = app.screen.query_one("#runs-data", DataTable)
+        assert await wait_until(pilot, lambda: table.row_count == 3)
+        await pilot.press("down", "down")
+        assert table.cursor_row == 2
+        await pilot.press("up")
+        assert table.cursor_row == 1

@@ -54,6 +54,9 @@ async def test_builds_run_in_a_worker_one_at_a_time_and_the_newest_facts_win(tmp
         assert builds.most == 1
         assert not any(on_main for on_main, _ in builds.calls)
         assert len(builds.calls) < 8  # coalesced: not one build per change
+        settled = len(builds.calls)
+        await pilot.pause(1.5)  # nothing changes: nothing is built (a request once re-armed itself)
+        assert len(builds.calls) == settled
 
 
 async def test_a_new_failure_is_in_the_table_before_the_build_ends(tmp_path, monkeypatch):
@@ -84,3 +87,17 @@ async def test_a_build_that_raises_is_shown_and_the_last_view_stays(tmp_path, mo
         assert await wait_until(pilot, lambda: any("view" in (n.title or "") for n in app._notifications))
         assert app.view is before and not app._building
         assert any("[bold]no[/] view" in n.message for n in app._notifications)
+
+
+async def test_the_arrows_move_through_the_failures_after_a_tab_switch(tmp_path):
+    app = CodexWatchApp(config(tmp_path, load_history=False))
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.post_message(msg.HistoryLoaded([failed(n) for n in range(5)], []))
+        await app.settled()
+        await pilot.pause()
+        table = app.screen.query_one(FailuresTable)
+        assert table.cursor_row == 0
+        await pilot.press("2", "1", "down", "down")  # the focus left the table with its tab
+        assert table.cursor_row == 2
+        await pilot.press("up", "end")
+        assert table.cursor_row == 4

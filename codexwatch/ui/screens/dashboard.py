@@ -6,7 +6,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Footer, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, ProgressBar, Static, TabbedContent, TabPane
 
 from codexwatch.core.incident_link import incident_for_turn
 from codexwatch.ui.screens import ViewScreen
@@ -64,7 +64,15 @@ class DashboardScreen(ViewScreen):
         Binding("4", "tab('status')", "Status", key_display="4"),
         # Not in the footer: a 60-column pane's footer keeps `w Triage` (help lists it).
         Binding("5", "tab('runs')", "Runs", key_display="5", show=False),
+        # The arrows move through what the tab shows, whatever has the focus.
+        *(Binding(key, f"move('{key}')", show=False) for key in ("up", "down", "pageup", "pagedown", "home", "end")),
     ]
+    # key -> (a table's action, a scrolled panel's action)
+    MOVES = {"up": ("cursor_up", "scroll_up"), "down": ("cursor_down", "scroll_down"),
+             "pageup": ("page_up", "page_up"), "pagedown": ("page_down", "page_down"),
+             "home": ("scroll_top", "scroll_home"), "end": ("scroll_bottom", "scroll_end")}
+    TAB_BODY = {"failures": FailuresTable, "models": ModelsTable, "when": Heatmap, "status": StatusPanel,
+                "runs": RunsTable}
 
     def __init__(self) -> None:
         super().__init__(id="dashboard")
@@ -109,6 +117,9 @@ class DashboardScreen(ViewScreen):
         self._apply_layout()
         self.query_one(DecisionPanel).show(None, 0, None, self.compact)
         self.query_one(TurnDetail).show(turn_detail(None, None, 0, None))
+        # The failures take the keys first. The focus is not moved on a tab switch (that
+        # re-made the footer's keys: 70 ms of a switch); the arrows are the screen's too.
+        self.query_one(FailuresTable).focus(scroll_visible=False)
         super().on_mount()
 
     # --- data -------------------------------------------------------------------
@@ -162,11 +173,6 @@ class DashboardScreen(ViewScreen):
     @on(TabbedContent.TabActivated)
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
         self._show_tab(clock_only=False)
-        # The keys go to what the tab shows: the arrows move through the failures, not
-        # along the row of tabs.
-        focusable = [w for w in event.pane.query("*") if w.focusable]
-        if focusable:
-            focusable[0].focus(scroll_visible=False)
 
     def _show_detail(self) -> None:
         if self._update is None:
@@ -180,6 +186,11 @@ class DashboardScreen(ViewScreen):
     @on(FailuresTable.Chosen)
     def _chosen(self, event: FailuresTable.Chosen) -> None:
         self._show_detail()
+
+    def action_move(self, key: str) -> None:
+        body = self.query_one(self.TAB_BODY[self.query_one(TabbedContent).active])
+        table_action, panel_action = self.MOVES[key]
+        getattr(body, f"action_{table_action if isinstance(body, DataTable) else panel_action}")()
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab

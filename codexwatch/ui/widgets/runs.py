@@ -99,6 +99,25 @@ class RunsTable(Vertical):
         yield Static(EMPTY, id="runs-empty", markup=False)
         yield DataTable(id="runs-data", cursor_type="row", zebra_stripes=True)
 
+    # The dashboard's arrows and page keys (a panel's scroll actions) move the table's cursor.
+    def action_scroll_up(self) -> None:
+        self.query_one(DataTable).action_cursor_up()
+
+    def action_scroll_down(self) -> None:
+        self.query_one(DataTable).action_cursor_down()
+
+    def action_page_up(self) -> None:
+        self.query_one(DataTable).action_page_up()
+
+    def action_page_down(self) -> None:
+        self.query_one(DataTable).action_page_down()
+
+    def action_scroll_home(self) -> None:
+        self.query_one(DataTable).action_scroll_top()
+
+    def action_scroll_end(self) -> None:
+        self.query_one(DataTable).action_scroll_bottom()
+
     def on_mount(self) -> None:
         if getattr(self, "_shown", None) is None:
             self.show((), 0.0, None)
