@@ -259,7 +259,7 @@ class Child:
     def signal(self, signum: int) -> None:
         try:
             self.proc.send_signal(signum)
-        except (ProcessLookupError, OSError):
+        except (ProcessLookupError, OSError, ValueError):  # gone; or a signal Windows lacks
             pass
 
 

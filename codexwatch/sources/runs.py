@@ -110,6 +110,8 @@ class RunStateFile:
 
 
 def pid_alive(pid: int) -> bool:
+    if os.name == "nt":  # os.kill(pid, 0) would end the process there: the heartbeat decides
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
