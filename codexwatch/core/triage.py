@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from codexwatch.core.advice import Advice, TriedStep, local_time, status_state
+from codexwatch.core.advice_facts import Advice, TriedStep, status_state
+from codexwatch.core.advice_wording import local_time
 from codexwatch.core.classify import info_key
 from codexwatch.core.models import Episode, StatusSnapshot
 
