@@ -62,6 +62,9 @@ class Turn:
     live: bool = False  # an incomplete turn whose file is still being written
     rate_limit_resets_at: float | None = None  # from token_count.rate_limits, when given
     time_to_first_token_ms: int | None = None
+    # The plan's windows as the turn's last token_count gave them (core/usage.py's reading:
+    # a plain tuple), None when it gave no figure.
+    usage: tuple | None = None
 
     @property
     def at(self) -> float:
