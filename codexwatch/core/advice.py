@@ -63,7 +63,9 @@ from codexwatch.core.advice_facts import (
     TriedStep,
     backoff_for,
     candidates,
+    catalogue_candidates,
     concurrent_sessions,
+    context_threshold,
     current_incident,
     facts,
     model_success,
@@ -76,17 +78,22 @@ from codexwatch.core.advice_wording import (
     backoff_line,
     fast_rates,
     local_time,
+    near_full_lines,
     peak_hint,
     plural,
+    quota_sentence,
     relay_line,
     span,
     status_sentence,
     summary,
     thread_sentence,
+    threshold_line,
     tried_sentences,
     work_line,
 )
+from codexwatch.core.catalogue import Catalogue
 from codexwatch.core.incident_link import link_incident
+from codexwatch.core.usage import exhausted_reset, newest
 from codexwatch.core.models import Episode, StatusSnapshot, Turn
 from codexwatch.core.redact import redact
 
@@ -116,15 +123,19 @@ __all__ = [
     "backoff_for",
     "backoff_line",
     "candidates",
+    "catalogue_candidates",
+    "context_threshold",
     "concurrent_sessions",
     "current_incident",
     "facts",
     "fast_rates",
     "local_time",
+    "near_full_lines",
     "model_success",
     "model_tier",
     "peak_hint",
     "plural",
+    "quota_sentence",
     "relay_line",
     "span",
     "status_sentence",
@@ -132,6 +143,7 @@ __all__ = [
     "summary",
     "thread_sentence",
     "thread_size",
+    "threshold_line",
     "tried_sentences",
     "tried_steps",
     "work_line",
@@ -160,24 +172,34 @@ def _wait_incident(f: Facts) -> _Decision:
 
 
 def _switch_model(f: Facts) -> _Decision:
-    cands = candidates(f.episode, f.turns, f.now)
+    cands = catalogue_candidates(f.episode, f.turns, f.now, f.catalogue)
     if not cands:
         return _Decision("switch_model", "Switch model once",
                          ["No other model succeeded in your last 7 days: pick one from your "
                           "own `/model` list."], "medium", ["/model"])
     best = cands[0]
-    ev = [f"{best.model} succeeded in {best.success_rate:.0%} of your {best.turns} turns on it "
-          f"in the last 7 days; capacity is per model, so another model may have room."]
+    if best.source == "catalogue":
+        where = (f"next after {f.latest.model} in Codex's own model list"
+                 if f.catalogue.get(f.latest.model) is not None else "first in Codex's own model list")
+        record = (f"it succeeded in {best.success_rate:.0%} of your {best.turns} turns on it in the "
+                  "last 7 days" if best.turns else "you have not run it in the last 7 days")
+        ev = [f"{best.model} is {where}; {record}. Capacity is per model, so another model may "
+              "have room."]
+    else:
+        ev = [f"{best.model} succeeded in {best.success_rate:.0%} of your {best.turns} turns on it "
+              f"in the last 7 days; capacity is per model, so another model may have room."]
     if best.tier == "light":
         ev.append("Light models suit small fixes, not refactors.")
     cmds = ["/model", best.command, f'model = "{best.model}"  (in config.toml)']
-    return _Decision("switch_model", f"Switch model once: try {best.model}", ev, "high", cmds, cands)
+    confidence = "high" if best.turns else "medium"
+    return _Decision("switch_model", f"Switch model once: try {best.model}", ev, confidence, cmds, cands)
 
 
 def _new_thread(f: Facts) -> _Decision:
     why = (thread_sentence(f) if f.long_thread
            else "Switching model did not help; a fresh thread sometimes does.")
-    return _Decision("new_thread", "Start a new thread once", [why], "medium",
+    ev = [why] + [line for line in (threshold_line(f),) if line]
+    return _Decision("new_thread", "Start a new thread once", ev, "medium",
                      ["/new", "/compact", "/fork"])
 
 
@@ -221,7 +243,8 @@ def _rate_limit(f: Facts) -> _Decision:
 
 
 def _usage_limit(f: Facts) -> _Decision:
-    resets = f.latest.rate_limit_resets_at
+    # The failed turn's own figures first, else the newest the logs hold.
+    resets = f.latest.rate_limit_resets_at or exhausted_reset(f.usage)
     if resets and resets > f.now:
         when = (f"Your plan's window resets at {local_time(resets, f.tz)} "
                 f"(in {span(resets - f.now)}).")
@@ -235,9 +258,12 @@ def _usage_limit(f: Facts) -> _Decision:
 
 
 def _model_unavailable(f: Facts) -> _Decision:
-    cands = candidates(f.episode, f.turns, f.now)
+    cands = catalogue_candidates(f.episode, f.turns, f.now, f.catalogue)
     ev = [f"{f.latest.model or 'The model'} is retired or not in your plan."]
-    if cands:
+    if cands and cands[0].source == "catalogue":
+        ev.append("Codex's own model list for your account offers: "
+                  + ", ".join(c.model for c in cands[:3]) + ".")
+    elif cands:
         ev.append("Models that worked for you recently: " + ", ".join(c.model for c in cands[:3]) + ".")
     cmds = ["/model"] + ([cands[0].command] if cands else [])
     return _Decision("pick_available_model", "Pick a model from your own list", ev,
@@ -264,9 +290,9 @@ def _stream(f: Facts) -> _Decision:
 
 
 def _context_window(f: Facts) -> _Decision:
-    return _Decision("compact", "Compact or start a new thread",
-                     ["The conversation no longer fits the model's context window. "
-                      + thread_sentence(f)], commands=["/compact", "/new"])
+    ev = ["The conversation no longer fits the model's context window. " + thread_sentence(f)]
+    ev += [line for line in (threshold_line(f),) if line]
+    return _Decision("compact", "Compact or start a new thread", ev, commands=["/compact", "/new"])
 
 
 def _unrecorded(f: Facts) -> _Decision:
@@ -319,6 +345,8 @@ def _side(f: Facts, b: Backoff | None) -> list[str]:
     if f.cls in NOT_ACCOUNT_CLASSES:
         out.append("Does not help: changing password, logging out, switching VPN or exit IP, "
                    "deleting ~/.codex, reinstalling. This is not your account.")
+    if f.cls != "usage_limit":
+        out += near_full_lines(f.usage, f.now, f.tz)
     return out
 
 
@@ -332,7 +360,8 @@ def _open_steps(f: Facts, action: str) -> list[str]:
 # --- entry point -----------------------------------------------------------------------
 
 
-def _quiet(snapshot: StatusSnapshot | None, episode: Episode | None, tz) -> Advice:
+def _quiet(snapshot: StatusSnapshot | None, episode: Episode | None, tz, turns: list[Turn],
+           now: float) -> Advice:
     ev = ["No failed turn is waiting for an answer: the latest turns succeeded."]
     if episode is not None:
         ev = [f"The last failure episode ended; its last failure was at "
@@ -341,21 +370,26 @@ def _quiet(snapshot: StatusSnapshot | None, episode: Episode | None, tz) -> Advi
     title = "No ongoing trouble"
     if snapshot is not None and snapshot.ok and snapshot.codex_incidents_ongoing:
         title = "Your turns work; OpenAI reports a Codex incident"
-    return Advice("none", title, ev, status=status_state(snapshot), episode=episode)
+    side = near_full_lines(newest(turns)[0], now, tz)  # before it fails
+    return Advice("none", title, ev, side=side, status=status_state(snapshot), episode=episode)
 
 
 def advise(episode: Episode | None, turns: list[Turn], snapshot: StatusSnapshot | None,
-           now: float, tz: tzinfo | None = None) -> Advice:
-    """One recommended action for `episode` (the current one, or None) at time `now`."""
+           now: float, tz: tzinfo | None = None, catalogue: Catalogue | None = None) -> Advice:
+    """One recommended action for `episode` (the current one, or None) at time `now`.
+    `catalogue`: Codex's own model list (`models_cache.json`), when there is one."""
     if episode is None or not episode.failures or not episode.ongoing:
-        return _quiet(snapshot, episode, tz)
-    f = facts(episode, turns, snapshot, now, tz)
+        adv = _quiet(snapshot, episode, tz, turns, now)
+        adv.usage, adv.usage_session = newest(turns)
+        return adv
+    f = facts(episode, turns, snapshot, now, tz, catalogue)
     d = _decide(f)
     b = backoff_for(episode, now) if f.cls in BACKOFF_CLASSES else None
     evidence = [summary(episode, f.cls, tz), status_sentence(snapshot, episode, tz)]
     if f.cls == "capacity":
         evidence.append("Codex had already retried before showing the error; pressing Enter "
                         "again at once mostly meets the same wave.")
+        evidence += [line for line in (quota_sentence(f.usage, now, tz),) if line]
         evidence += tried_sentences(f.steps, f.fast_on, tz)
         if any((t.message or "").startswith("Reviewer model") for t in episode.failures):
             evidence.append("“Reviewer model is at capacity”: the auto-review step failed; "
@@ -366,6 +400,7 @@ def advise(episode: Episode | None, turns: list[Turn], snapshot: StatusSnapshot 
         tried=[s.key for s in f.steps], open_steps=_open_steps(f, d.action),
         candidates=d.candidates, confidence=_confidence(d, f), commands=d.commands,
         backoff=b, status=f.status, episode=episode, tried_steps=f.steps, error_class=f.cls,
+        usage=f.usage, usage_session=f.usage_session,
     )
 
 

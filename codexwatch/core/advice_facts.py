@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import NamedTuple
 
+from codexwatch.core import context as ctx
+from codexwatch.core.catalogue import Catalogue
 from codexwatch.core.incident_link import link_incident
+from codexwatch.core.usage import newest
 from codexwatch.core.models import Episode, Incident, StatusSnapshot, Turn
 
 ACTIONS = (
@@ -61,10 +64,11 @@ TIERS = ("heavy", "middle", "light")
 @dataclass(slots=True)
 class Candidate:
     model: str
-    success_rate: float  # ok / (ok + failed), last 7 days
+    success_rate: float | None  # ok / (ok + failed), last 7 days; None: no such turns
     turns: int  # ok + failed turns on this model, last 7 days
     command: str  # `codex -m MODEL`
     tier: str = "middle"
+    source: str = "history"  # "catalogue": from Codex's own model list; "history": the user's turns
 
 
 @dataclass(slots=True)
@@ -102,6 +106,8 @@ class Advice:
     episode: Episode | None = None
     tried_steps: list[TriedStep] = field(default_factory=list)
     error_class: str | None = None  # the class that decided
+    usage: tuple | None = None  # the newest reading of the plan's windows (core/usage.py)
+    usage_session: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -242,6 +248,32 @@ def candidates(episode: Episode, turns: list[Turn], now: float) -> list[Candidat
     return out
 
 
+def catalogue_candidates(episode: Episode, turns: list[Turn], now: float,
+                         catalogue: Catalogue | None) -> list[Candidate]:
+    """With Codex's own model list: its visible models in its own order, the one a step down
+    from the failing model (the next in that order) first, each with the user's own record
+    on it when there is one; then the models of the user's history the list lacks (by
+    `candidates`' order). Without a list (or one with no visible model): `candidates`."""
+    listed = catalogue.visible if catalogue is not None else []
+    if not listed:
+        return candidates(episode, turns, now)
+    failing = episode.failures[-1].model
+    slugs = [m.slug for m in listed]
+    if failing in slugs and slugs.index(failing) + 1 < len(slugs):
+        step_down = listed[slugs.index(failing) + 1]
+        listed = [step_down] + [m for m in listed if m is not step_down]
+    record = model_success(turns, now)
+    out = []
+    for m in listed:
+        if m.slug in episode.models:
+            continue
+        ok, failed = record.get(m.slug, (0, 0))
+        out.append(Candidate(m.slug, ok / (ok + failed) if ok + failed else None, ok + failed,
+                             f"codex -m {m.slug}", model_tier(m.slug), "catalogue"))
+    out += [c for c in candidates(episode, turns, now) if catalogue.get(c.model) is None]
+    return out
+
+
 def thread_size(episode: Episode, turns: list[Turn]) -> tuple[int, float | None]:
     """(turns in the latest failure's session, share of its context window last used)."""
     session = episode.failures[-1].session_id
@@ -317,23 +349,42 @@ class Facts:
     fast_on: bool
     thread_turns: int
     context_share: float | None
+    catalogue: Catalogue | None = None
+    usage: tuple | None = None  # the newest reading of the plan's windows (core/usage.py)
+    usage_session: str | None = None
+    threshold: dict | None = None  # the user's own context threshold (core/context.py)
 
     @property
     def latest(self) -> Turn:
         return self.episode.failures[-1]
 
     @property
+    def above_threshold(self) -> bool:
+        """The thread's context is past the share from which the user's turns fail more."""
+        return (self.threshold is not None and self.context_share is not None
+                and 100 * self.context_share >= self.threshold["from_percent"])
+
+    @property
     def long_thread(self) -> bool:
-        return self.thread_turns >= LONG_THREAD_TURNS or (self.context_share or 0) >= LONG_CONTEXT_SHARE
+        return (self.thread_turns >= LONG_THREAD_TURNS or (self.context_share or 0) >= LONG_CONTEXT_SHARE
+                or self.above_threshold)
 
 
-def facts(episode, turns, snapshot, now, tz) -> Facts:
+def context_threshold(turns: list[Turn]) -> dict | None:
+    """The user's own context threshold over these turns (core/context.py), or None."""
+    return ctx.threshold(*ctx.tally(turns))
+
+
+def facts(episode, turns, snapshot, now, tz, catalogue: Catalogue | None = None) -> Facts:
     steps = tried_steps(episode, turns)
     count, share = thread_size(episode, turns)
+    reading, session = newest(turns)
     return Facts(
         episode=episode, turns=turns, snapshot=snapshot, now=now, tz=tz,
         cls=episode.failures[-1].error_class or "other", status=status_state(snapshot),
         steps=steps, done={s.key for s in steps},
         fast_on=any(f.fast for f in episode.failures), thread_turns=count, context_share=share,
+        catalogue=catalogue, usage=reading, usage_session=session,
+        threshold=context_threshold(turns),
     )
 

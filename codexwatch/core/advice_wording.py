@@ -22,6 +22,8 @@ from codexwatch.core.advice_facts import (
     peak_split,
     status_state,
 )
+from codexwatch.core import context as ctx
+from codexwatch.core import usage
 from codexwatch.core.models import Episode, StatusSnapshot, Turn
 from codexwatch.core.redact import shorten_home
 from codexwatch.core.stats import hour_of_week
@@ -162,3 +164,52 @@ def relay_line(f: Facts) -> str | None:
             "from the relay, not OpenAI. Check the relay's logs and compare with the official "
             "route; the status page may not apply.")
 
+
+
+# --- the plan's windows and the context threshold ---------------------------------------
+
+
+def _when(ts: float, now: float, tz: tzinfo | None) -> str:
+    """15:40 today; `Sun 09:01` further off."""
+    return local_time(ts, tz, "%a %H:%M" if ts - now > 20 * 3600 else "%H:%M")
+
+
+def _current_windows(reading: tuple | None, now: float) -> list[tuple[str, tuple]]:
+    """The reading's windows that have not reset since it was written (one that has, no
+    longer stands where the figure says)."""
+    return [(name, w) for name, w in usage.windows(reading) if w[2] is None or w[2] > now]
+
+
+def quota_sentence(reading: tuple | None, now: float, tz: tzinfo | None) -> str | None:
+    """`Not your quota: 5-hour window 34 % used, weekly window 61 %, as of 14:02.` when
+    every window the logs know is below 100 %; None when none is known."""
+    current = _current_windows(reading, now)
+    if not current or any(w[0] >= usage.FULL for _, w in current):
+        return None
+    parts = [f"{usage.window_words(w[1], name)} {usage.percent(w[0])} %" + (" used" if i == 0 else "")
+             for i, (name, w) in enumerate(current)]
+    as_of = reading[usage.AS_OF]
+    when = f", as of {_when(as_of, now, tz) if as_of else 'an unknown time'}"
+    return f"Not your quota: {', '.join(parts)}{when}."
+
+
+def near_full_lines(reading: tuple | None, now: float, tz: tzinfo | None) -> list[str]:
+    """`5-hour window at 92 %, resets 15:40.` for each window at NEAR_FULL or more."""
+    out = []
+    for name, w in _current_windows(reading, now):
+        if w[0] < usage.NEAR_FULL:
+            continue
+        resets = f", resets {_when(w[2], now, tz)}" if w[2] else ""
+        state = "used up" if w[0] >= usage.FULL else f"at {usage.percent(w[0])} %"
+        out.append(f"Your {usage.window_words(w[1], name)} is {state}{resets}"
+                   + (": long runs may hit the limit." if w[0] < usage.FULL else "."))
+    return out
+
+
+def threshold_line(f: Facts) -> str | None:
+    """`Your turns from 75 % of the context window up failed 4× as often …; this thread is
+    at 82 %.` when the thread is past the user's own threshold."""
+    if not f.above_threshold:
+        return None
+    said = ctx.threshold_sentence(f.threshold)
+    return f"{said[0].upper()}{said[1:]}; this thread is at {round(100 * f.context_share)} %."

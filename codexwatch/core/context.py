@@ -88,16 +88,16 @@ def context_json(turns_per_band: dict[str, int], failures_per_band: dict[str, Co
 
 
 def threshold(turns_per_band: dict[str, int], failures_per_band: dict[str, Counter]) -> dict | None:
-    """The lowest band (of the window's share) from which the failure rate is at least
-    twice the rate below it, with MIN_TURNS turns on each side and MIN_FAILURES failures
-    from it up; None when no band qualifies."""
+    """The lowest band (of the window's share, one with turns) from which the failure rate
+    is at least twice the rate below it, with MIN_TURNS turns on each side and MIN_FAILURES
+    failures from it up; None when no band qualifies."""
     turns = [turns_per_band.get(k, 0) for k in _P]
     fails = [sum(failures_per_band[k].values()) if k in failures_per_band else 0 for k in _P]
     for i in range(1, len(_P)):
         above_t, above_f = sum(turns[i:]), sum(fails[i:])
         below_t, below_f = sum(turns[:i]), sum(fails[:i])
-        if above_t < MIN_TURNS or below_t < MIN_TURNS or above_f < MIN_FAILURES:
-            continue
+        if not turns[i] or above_t < MIN_TURNS or below_t < MIN_TURNS or above_f < MIN_FAILURES:
+            continue  # an empty band starts nothing: the next one up would say it better
         rate, rate_below = above_f / above_t, below_f / below_t
         if rate >= THRESHOLD_RATIO * rate_below:
             return {
