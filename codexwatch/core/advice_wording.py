@@ -27,9 +27,7 @@ from codexwatch.core import usage
 from codexwatch.core.models import Episode, StatusSnapshot, Turn
 from codexwatch.core.redact import shorten_home
 from codexwatch.core.stats import hour_of_week
-
-_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-
+from codexwatch.core.times import WEEKDAYS
 
 def local_time(ts: float, tz: tzinfo | None = None, fmt: str = "%H:%M") -> str:
     dt = datetime.fromtimestamp(ts, tz) if tz else datetime.fromtimestamp(ts).astimezone()
@@ -65,7 +63,7 @@ def peak_hint(turns: list[Turn], now: float, tz: tzinfo | None) -> str | None:
     if off and peak_fail / peak < PEAK_MIN_RATIO * (off_fail / off):
         return None
     compare = f"{off_fail} of {off} off-peak" if off else "you ran nothing off-peak to compare"
-    quiet = [f"{_DAYS[d]} {h:02d}:00" for d, h in grid["quietest"] if not (d < 5 and h in PEAK_HOURS)]
+    quiet = [f"{WEEKDAYS[d]} {h:02d}:00" for d, h in grid["quietest"] if not (d < 5 and h in PEAK_HOURS)]
     best = f" Your quietest hours: {', '.join(quiet[:3])}." if quiet else ""
     return (f"Peak hours: {peak_fail} of your {peak} turns on weekdays "
             f"{PEAK_HOURS.start:02d}–{PEAK_HOURS.stop:02d} h failed in the last 7 days "

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from codexwatch.core.times import iso_utc
+from codexwatch.core.times import iso_utc, plausible
 
 AS_OF, PRIMARY, SECONDARY, PLAN_TYPE, LIMIT_ID, CREDITS, REACHED = range(7)
 NEAR_FULL = 90.0  # a window this full is worth a word before it fails
 FULL = 100.0
-_LATEST = 253370764800.0  # 9999-01-01: a later "time" is garbage
 _CREDIT_KEYS = ("has_credits", "unlimited", "balance")
 _RESET_IN = ("resets_in_seconds", "reset_after_seconds", "resets_in")
 
@@ -43,7 +42,7 @@ def _epoch(value: Any) -> float | None:
     if number is None:
         return None
     number = number / 1000.0 if number > 1e11 else number  # milliseconds by mistake
-    return number if 0.0 < number < _LATEST else None
+    return plausible(number) if number > 0 else None
 
 
 def _minutes(value: Any) -> int | None:

@@ -14,7 +14,8 @@ import pytest
 
 from codexwatch.core import usage as U
 from codexwatch.core.stats import StatsFold
-from codexwatch.core.turns import TurnAssembler, parse_ts
+from codexwatch.core.times import parse_iso as parse_ts
+from codexwatch.core.turns import TurnAssembler
 from codexwatch.core.parse import scan, LineCounts
 from codexwatch.sources.history import load_history
 from tests.conftest import REAL_CLI, shared_or_skip
