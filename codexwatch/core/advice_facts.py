@@ -133,6 +133,8 @@ def status_state(snapshot: StatusSnapshot | None) -> str:
     """ok | incident | unknown. An unreadable page is unknown, never all clear."""
     if snapshot is None or not snapshot.ok:
         return "unknown"
+    if snapshot.incidents_error:  # components without incidents: an incident may be open
+        return "unknown"
     return "incident" if snapshot.codex_incidents_ongoing else "ok"
 
 

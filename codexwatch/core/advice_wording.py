@@ -91,6 +91,9 @@ def status_sentence(snapshot: StatusSnapshot | None, episode: Episode | None,
                      tz: tzinfo | None) -> str:
     state = status_state(snapshot)
     if state == "unknown":
+        if snapshot is not None and snapshot.ok and snapshot.incidents_error:
+            return (f"Status page: incidents unknown ({snapshot.incidents_error}); the components "
+                    "answered, but that is not treated as all clear.")
         why = snapshot.error if snapshot is not None and snapshot.error else "not checked"
         return f"Status page: unknown ({why}); not treated as all clear."
     inc = current_incident(episode, snapshot) if episode else None

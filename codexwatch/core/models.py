@@ -221,6 +221,9 @@ class StatusSnapshot:
     last_attempt_at: float | None = None
     fallback: bool = False  # answered by a fallback endpoint (compat JSON or the feed)
     history_error: str | None = None  # the recent-incidents fetch failed; older history kept
+    # The components answered but no incident source did: the incident list is unknown
+    # (empty, not "none"), and this says why.
+    incidents_error: str | None = None
 
     @property
     def codex_incidents_ongoing(self) -> list[Incident]:

@@ -172,3 +172,13 @@ def test_new_thread_and_compact_cite_the_users_own_threshold():
                        context_window=window))
     adv = advise(ctx, sorted(history + ctx.failures, key=lambda t: t.started_at), OK, NOW, tz=UTC)
     assert adv.action == "compact" and any("from 75 % of the context window up" in e for e in adv.evidence)
+
+
+def test_incidents_unknown_is_not_all_clear():
+    from dataclasses import replace
+
+    snap = replace(OK, incidents_error="proxy: HTTP 500; compat incidents: HTTP 502; feed: HTTP 404")
+    ep = episode(turn(T0))
+    adv = advise(ep, ep.failures, snap, NOW, tz=UTC)
+    assert adv.status == "unknown"
+    assert any(e.startswith("Status page: incidents unknown (proxy: HTTP 500") for e in adv.evidence)
