@@ -13,7 +13,7 @@ import pytest
 from codexwatch.sources.history import load_history
 from codexwatch.ui import messages as msg
 
-from .helpers import NOW, REAL_CLI, CodexWatchApp, config, snapshot_ok
+from .helpers import NOW, REAL_CLI, CodexWatchApp, config, hanging_transport, snapshot_ok
 
 
 def fixture_facts():
@@ -29,9 +29,9 @@ def fixture_facts():
     return turns, health
 
 
-def make_app(tmp_path: Path, incident: bool = True) -> CodexWatchApp:
+def make_app(tmp_path: Path) -> CodexWatchApp:
     return CodexWatchApp(config(tmp_path, load_history=False, status_enabled=True,
-                                status_transport=__import__("tests.ui.helpers", fromlist=["x"]).hanging_transport()))
+                                status_transport=hanging_transport()))
 
 
 def feeder(incident: bool = True, keys: tuple[str, ...] = ()):
@@ -42,12 +42,12 @@ def feeder(incident: bool = True, keys: tuple[str, ...] = ()):
         app.post_message(msg.HistoryLoaded(turns, health))
         app.post_message(msg.StatusUpdated(snapshot_ok(NOW, incident=incident)))
         await pilot.pause()
-        app.refresh_now()
+        await app.settled()
         await pilot.pause()
         for key in keys:
             await pilot.press(key)
             await pilot.pause()
-        app.refresh_now()
+        await app.settled()
         await pilot.pause()
 
     return run_before

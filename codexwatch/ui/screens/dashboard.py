@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import tzinfo
-
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, Static, TabbedContent, TabPane
 
-from codexwatch.ui.view import DashboardView, Loading
+from codexwatch.core.incident_link import incident_for_turn
+from codexwatch.ui.screens import ViewScreen
+from codexwatch.ui.view import Loading, ViewUpdate
 from codexwatch.ui.widgets import show_content
 from codexwatch.ui.widgets.decision import DecisionPanel, last_failure_content
 from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detail
@@ -56,7 +55,7 @@ class LoadingLine(Vertical):
             bar.update(total=1, progress=1)
 
 
-class DashboardScreen(Screen):
+class DashboardScreen(ViewScreen):
     BINDINGS = [
         Binding("1", "tab('failures')", "Failures", key_display="1"),
         Binding("2", "tab('models')", "Models", key_display="2"),
@@ -66,10 +65,7 @@ class DashboardScreen(Screen):
 
     def __init__(self) -> None:
         super().__init__(id="dashboard")
-        self._view: DashboardView | None = None
-        self._now = 0.0
-        self._tz: tzinfo | None = None
-        self._ready = False
+        self._update: ViewUpdate | None = None
 
     def compose(self) -> ComposeResult:
         yield VerdictBar(id="header")
@@ -96,29 +92,25 @@ class DashboardScreen(Screen):
 
     def on_resize(self) -> None:
         self._apply_layout()
-        if self._view is not None:
-            self.show(self._view, self._now, self._tz)
+        if self._update is not None:
+            self.show(self._update)
 
     def _apply_layout(self) -> None:
         self.set_class(self.compact, "-compact")
         self.set_class(self.size.height < TINY_HEIGHT, "-tiny")
 
     def on_mount(self) -> None:
-        self._ready = True
         self._apply_layout()
-        if self._view is not None:
-            self.show(self._view, self._now, self._tz)
-        else:
-            self.query_one(DecisionPanel).show(None, 0, None, self.compact)
-            self.query_one(TurnDetail).show(turn_detail(None, None, 0, None))
+        self.query_one(DecisionPanel).show(None, 0, None, self.compact)
+        self.query_one(TurnDetail).show(turn_detail(None, None, 0, None))
+        super().on_mount()
 
     # --- data -------------------------------------------------------------------
 
-    def show(self, view: DashboardView, now: float, tz: tzinfo | None) -> None:
+    def show(self, update: ViewUpdate) -> None:
         """Render what the App computed. Nothing here reads files or the network."""
-        self.show_clock(view, now, tz)
-        if not self._ready:
-            return  # on_mount renders it
+        self.show_clock(update)
+        view, now, tz = update.view, update.now, update.tz
         loading = self.query_one(LoadingLine)
         loading.display = not view.header.loading.finished
         if not view.header.loading.finished:
@@ -130,25 +122,24 @@ class DashboardScreen(Screen):
         self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
         self.query_one(Heatmap).show(view.heatmap)
 
-    def show_clock(self, view: DashboardView, now: float, tz: tzinfo | None) -> None:
+    def show_clock(self, update: ViewUpdate) -> None:
         """What moves with the clock (ages, countdowns): all a second's tick re-shows when
         nothing else changed, and the first part of `show`."""
-        self._view, self._now, self._tz = view, now, tz
-        if not self._ready:
-            return
+        self._update = update
+        view, now, tz = update.view, update.now, update.tz
         self.query_one(VerdictBar).show(view.header)
         self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
         show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
-        self.query_one(StatusPanel).show(view.snapshot, now, tz, getattr(self.app, "status_enabled", True))
+        self.query_one(StatusPanel).show(view.snapshot, now, tz, view.status_enabled)
 
     def _show_detail(self) -> None:
-        if self._view is None:
+        if self._update is None:
             return
-        table = self.query_one(FailuresTable)
-        key = table.selected_key
-        turn = next((t for t in self._view.failures if f"{t.session_id}:{t.turn_id}" == key), None)
-        incident, note = self.app.incident_for(turn) if turn is not None and hasattr(self.app, "incident_for") else (None, None)
-        self.query_one(TurnDetail).show(turn_detail(turn, self._tz, self._now, incident, note))
+        view, now, tz = self._update.view, self._update.now, self._update.tz
+        key = self.query_one(FailuresTable).selected_key
+        turn = next((t for t in view.failures if f"{t.session_id}:{t.turn_id}" == key), None)
+        incident, note = incident_for_turn(turn, view.snapshot) if turn is not None else (None, None)
+        self.query_one(TurnDetail).show(turn_detail(turn, tz, now, incident, note))
 
     @on(FailuresTable.Chosen)
     def _chosen(self, event: FailuresTable.Chosen) -> None:
