@@ -29,3 +29,25 @@ def load_catalogue(home: Path | str | None) -> Catalogue | None:
         return parse_catalogue(orjson.loads(raw))
     except (orjson.JSONDecodeError, RecursionError, ValueError, TypeError):
         return None
+
+
+class CatalogueCache:
+    """The catalogue, read again only when the file changes (its size and mtime): the
+    dashboard asks at every view build. Thread-safe enough for one builder at a time."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._catalogue: Catalogue | None = None
+
+    def get(self, home: Path | str | None) -> Catalogue | None:
+        if home is None:
+            return None
+        try:
+            st = (Path(home) / FILE_NAME).stat()
+            key = (str(home), st.st_size, st.st_mtime_ns, st.st_ino)
+        except (OSError, ValueError):
+            key = (str(home), None)
+        if key != self._key:
+            self._catalogue = load_catalogue(home) if key[1] is not None else None
+            self._key = key
+        return self._catalogue

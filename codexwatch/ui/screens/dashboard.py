@@ -18,6 +18,7 @@ from codexwatch.ui.widgets.header import VerdictBar
 from codexwatch.ui.widgets.heatmap import Heatmap
 from codexwatch.ui.widgets.models import ModelsTable
 from codexwatch.ui.widgets.status import StatusPanel
+from codexwatch.ui.widgets.usage import UsagePanel
 
 COMPACT_WIDTH = 80
 COMPACT_HEIGHT = 24
@@ -77,6 +78,7 @@ class DashboardScreen(ViewScreen):
                 yield FailuresTable(id="failures-table")
                 yield TurnDetail(id="turn-detail")
             with TabPane("Models", id="models"):
+                yield UsagePanel(id="usage")
                 yield ModelsTable(id="models-table")
             with TabPane("When", id="when"):
                 yield Heatmap(id="heatmap")
@@ -120,7 +122,7 @@ class DashboardScreen(ViewScreen):
         self.query_one(FailuresTable).show(view.failures, tz, now, self.compact)
         self._show_detail()
         self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
-        self.query_one(Heatmap).show(view.heatmap)
+        self.query_one(Heatmap).show(view.heatmap, view.context)
 
     def show_clock(self, update: ViewUpdate) -> None:
         """What moves with the clock (ages, countdowns): all a second's tick re-shows when
@@ -131,6 +133,7 @@ class DashboardScreen(ViewScreen):
         self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
         show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
         self.query_one(StatusPanel).show(view.snapshot, now, tz, view.status_enabled)
+        self.query_one(UsagePanel).show(view.usage, now, tz, narrow=self.size.width < COMPACT_WIDTH)
 
     def _show_detail(self) -> None:
         if self._update is None:

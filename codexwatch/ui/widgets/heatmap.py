@@ -1,4 +1,5 @@
-"""When tab: an hour-of-week heatmap of failures and of turns, the quietest hours marked.
+"""When tab: an hour-of-week heatmap of failures and of turns, the quietest hours marked; below
+it, the failure rate by context fill and the user's threshold.
 
 Density is drawn with shade characters, so it reads without colour too."""
 
@@ -9,8 +10,9 @@ from textual.content import Content
 from textual.widgets import Static
 
 from codexwatch.core.times import WEEKDAYS
-from codexwatch.ui.view import HeatmapView
+from codexwatch.ui.view import ContextView, HeatmapView
 from codexwatch.ui.widgets import show_content
+from codexwatch.ui.widgets.usage import ContextCurve
 
 SHADES = (" ·", "░░", "▒▒", "▓▓", "██")
 
@@ -62,6 +64,8 @@ class Heatmap(VerticalScroll):
 
     def compose(self):
         yield Static("", markup=False, id="heatmap-body")
+        yield ContextCurve(id="context-curve")
 
-    def show(self, view: HeatmapView | None) -> None:
+    def show(self, view: HeatmapView | None, context: ContextView | None = None) -> None:
         show_content(self.query_one("#heatmap-body", Static), heatmap_content(view))
+        self.query_one(ContextCurve).show(context)
