@@ -398,10 +398,18 @@ def advise(episode: Episode | None, turns: list[Turn], snapshot: StatusSnapshot 
     return Advice(
         action=d.action, title=d.title, evidence=evidence, side=_side(f, b),
         tried=[s.key for s in f.steps], open_steps=_open_steps(f, d.action),
-        candidates=d.candidates, confidence=_confidence(d, f), commands=d.commands,
+        candidates=d.candidates or _ladder_candidates(f), confidence=_confidence(d, f), commands=d.commands,
         backoff=b, status=f.status, episode=episode, tried_steps=f.steps, error_class=f.cls,
         usage=f.usage, usage_session=f.usage_session,
     )
+
+
+def _ladder_candidates(f: Facts) -> list[Candidate]:
+    """For capacity, whatever the step: the models to switch to when that step comes (the
+    wizard's switch step names one while the advice is still to wait)."""
+    if f.cls != "capacity" or "switch_model" in f.done:
+        return []
+    return catalogue_candidates(f.episode, f.turns, f.now, f.catalogue)
 
 
 def _confidence(d: _Decision, f: Facts) -> str:

@@ -1,5 +1,5 @@
-"""When tab: an hour-of-week heatmap of failures and of turns, the quietest hours marked; below
-it, the failure rate by context fill and the user's threshold.
+"""When tab: the failure rate by context fill and the user's threshold (when the thread is full),
+then an hour-of-week heatmap of failures and of turns, the quietest hours marked.
 
 Density is drawn with shade characters, so it reads without colour too."""
 
@@ -63,8 +63,8 @@ class Heatmap(VerticalScroll):
     """
 
     def compose(self):
-        yield Static("", markup=False, id="heatmap-body")
         yield ContextCurve(id="context-curve")
+        yield Static("", markup=False, id="heatmap-body")
 
     def show(self, view: HeatmapView | None, context: ContextView | None = None) -> None:
         show_content(self.query_one("#heatmap-body", Static), heatmap_content(view))

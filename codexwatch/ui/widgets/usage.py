@@ -3,7 +3,7 @@ renders what the view computed, nothing more. Text from the logs is shown litera
 
 from __future__ import annotations
 
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 
 from textual.content import Content
 from textual.widgets import Static
@@ -25,6 +25,19 @@ def _in(seconds: float) -> str:
     return f"{minutes // 1440} d {minutes % 1440 // 60} h"
 
 
+def _at(ts: float, now: float, tz: tzinfo | None) -> str:
+    """14:02 today, `Wed 09:50` another day."""
+    dt = datetime.fromtimestamp(ts, tz) if tz else datetime.fromtimestamp(ts).astimezone()
+    today = datetime.fromtimestamp(now, dt.tzinfo).date()
+    return dt.strftime("%H:%M" if dt.date() == today else "%a %H:%M")
+
+
+def _track(fraction: float, width: int, style: str) -> list:
+    """A bar filled to `fraction`, the rest of its width a faint track."""
+    filled = fmt.bar(fraction, width).rstrip()
+    return [(filled, style), ("░" * (width - len(filled)), "$text-muted")]
+
+
 def usage_content(view: UsageView | None, now: float, tz: tzinfo | None, narrow: bool = False) -> Content:
     if view is None:
         return Content.assemble(
@@ -34,7 +47,7 @@ def usage_content(view: UsageView | None, now: float, tz: tzinfo | None, narrow:
     parts: list = [("Plan usage", "bold")]
     when = []
     if view.as_of is not None:
-        when.append(f"as of {fmt.local_time(view.as_of, tz, now=now)}, {fmt.age(now - view.as_of)} ago")
+        when.append(f"as of {_at(view.as_of, now, tz)}, {fmt.age(now - view.as_of)} ago")
     if view.plan_type:
         when.append(f"plan {fmt.one_line(view.plan_type, 24)}")
     if view.session_id and not narrow:
@@ -49,14 +62,14 @@ def usage_content(view: UsageView | None, now: float, tz: tzinfo | None, narrow:
         style = "bold $error" if used >= FULL else ("bold $warning" if used >= NEAR_FULL else "$primary")
         pct = f"{used:.0f}" if float(used).is_integer() else f"{used:.1f}"
         parts.append(f"\n  {w.name.ljust(name_width)}  ")
-        parts.append((fmt.bar(min(used, FULL) / FULL, 10 if narrow else BAR_WIDTH), style))
+        parts += _track(min(used, FULL) / FULL, 10 if narrow else BAR_WIDTH, style)
         parts.append((f" {pct:>4} %", style))
         if w.resets_at is None:
             parts.append(("   reset time not recorded", "$text-muted"))
         elif w.resets_at > now:
-            parts.append(f"   resets {fmt.local_time(w.resets_at, tz, now=now)} (in {_in(w.resets_at - now)})")
+            parts.append(f"   resets {_at(w.resets_at, now, tz)} (in {_in(w.resets_at - now)})")
         else:
-            parts.append((f"   reset at {fmt.local_time(w.resets_at, tz, now=now)}: this figure is older",
+            parts.append((f"   reset at {_at(w.resets_at, now, tz)}: this figure is older",
                           "$text-muted"))
     if view.reached:
         parts.append(("\n  limit reached: ", "bold $error"))
@@ -82,9 +95,11 @@ def context_content(view: ContextView | None) -> Content:
                     and int(b.label.split("–")[0]) >= view.threshold_percent)
             style = "$error" if mark else "$primary"
             parts.append(f"  {b.label.rjust(width)}  ")
-            parts.append((fmt.bar((b.rate or 0.0) / top, BAR_WIDTH), style if b.turns else "$text-muted"))
-            rate = fmt.percent(b.rate) if b.turns else "—"
-            parts.append((f" {rate:>4}  {b.failures} of {b.turns} turns\n", "" if b.turns else "$text-muted"))
+            parts += _track((b.rate or 0.0) / top, BAR_WIDTH, style)
+            if b.turns:
+                parts.append(f" {fmt.percent(b.rate):>4}  {b.failures} of {b.turns} turns\n")
+            else:
+                parts.append(("    —  no turns\n", "$text-muted"))
     parts.append(view.threshold)
     if view.unknown:
         parts.append((f"\n  ({view.unknown} turns with no context figure are not counted)", "$text-muted"))
@@ -105,7 +120,7 @@ class UsagePanel(Static):
 
 class ContextCurve(Static):
     DEFAULT_CSS = """
-    ContextCurve { height: auto; padding: 0 1; margin-top: 1; }
+    ContextCurve { height: auto; margin-bottom: 1; }
     """
 
     def __init__(self, **kwargs) -> None:
