@@ -50,3 +50,15 @@ def test_the_fold_keeps_its_bands_through_export_and_restore():
     fold.add(turns(25, 80, 100, failed=10, start=100))
     again = StatsFold(T0 + 1000).restore(fold.export_state())
     assert again.context() == fold.context() and again.context()["context_threshold"] is not None
+
+
+def test_stats_text_shows_the_usage_the_bands_and_the_threshold():
+    from codexwatch.commands.stats import render
+    from codexwatch.core.usage import read_limits
+
+    ts = turns(30, 10, 100, failed=1) + turns(25, 80, 100, failed=10, start=100)
+    ts[-1].usage = read_limits({"primary": {"used_percent": 34.0, "window_minutes": 300, "resets_at": T0 + 3600},
+                                "secondary": None}, T0)
+    text = render(compute_stats(ts, [], T0 + 1000))
+    assert "Plan usage as of " in text and "5h 34%" in text and "wk" not in text.split("Plan usage")[1].split("\n")[0]
+    assert "75–90 %" in text and "Context threshold: from 75–90 % (10/25 failed, 1/30 below)" in text
