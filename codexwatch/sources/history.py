@@ -20,7 +20,7 @@ from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from codexwatch.core.classify import classify
+from codexwatch.core.classify import with_logged_cause
 from codexwatch.core.models import FileHealth, Turn
 from codexwatch.core.stats import StatsFold
 from codexwatch.sources import logdb, parallel
@@ -176,7 +176,7 @@ class History:
         # Causes from Codex's log, looked up once for all, given as the failures are read.
         self._look_up_causes(into.unrecorded_sessions())
         if self._log_causes:
-            into.amend_failures(self._give_cause)
+            into.give_causes(self._log_causes)
 
     def _listing(self, stat: bool = False) -> Iterator[RolloutFile]:
         """The files a fold reads, in path order, found as they are read: with a window,
@@ -314,7 +314,7 @@ class History:
         readers = self.readers
         turns = _fresh(list(chain.from_iterable(readers[p].turns(now) for p in sorted(readers))),
                        TurnIds(limit=sys.maxsize), cutoff)  # the turns are all kept anyway
-        self._add_log_causes(turns)
+        turns = self._with_log_causes(turns)
         # By start; equal starts keep path order, then their order in the file (sorts are
         # stable). With a start for every turn, as good as always, the key is read in C.
         if all(map(_START, turns)):
@@ -323,11 +323,12 @@ class History:
             turns.sort(key=lambda t: t.started_at or t.at)
         return turns
 
-    def _add_log_causes(self, turns: list[Turn]) -> None:
+    def _with_log_causes(self, turns: list[Turn]) -> list[Turn]:
         self._look_up_causes({t.session_id for t in turns if t.error_class == "unrecorded"})
-        if self._log_causes:
-            for turn in turns:
-                self._give_cause(turn)
+        causes = self._log_causes
+        if not causes:
+            return turns
+        return [with_logged_cause(t, causes.get(t.turn_id)) if t.error_class == "unrecorded" else t for t in turns]
 
     def _look_up_causes(self, sessions: set[str]) -> None:
         """What Codex's log says of these sessions' failed turns, asked once a session."""
@@ -335,13 +336,6 @@ class History:
         if new:
             self._log_causes.update(logdb.turn_errors(self.home, new))
             self._log_checked |= new
-
-    def _give_cause(self, turn: Turn) -> None:
-        """An unrecorded failure's cause from Codex's log, if it has one for the turn."""
-        message = self._log_causes.get(turn.turn_id)
-        if turn.error_class == "unrecorded" and message:
-            turn.message = message
-            turn.error_class, turn.http_status, _ = classify(None, message)
 
     def health(self) -> list[FileHealth]:
         return [r.health() for _, r in sorted(self.readers.items())]

@@ -295,14 +295,14 @@ class CodexWatchApp(App):
     @on(msg.ViewBuilt)
     def _view_built(self, message: msg.ViewBuilt) -> None:
         self._building = False
-        # A builder busy at most half the time: the UI loop shares the interpreter with it.
-        self._next_build = time.monotonic() + max(REFRESH_S, message.seconds)
+        # A builder busy a third of the time at most: the UI loop shares the interpreter.
+        self._next_build = time.monotonic() + max(REFRESH_S, 2 * message.seconds)
         self.view = message.view
         self._last_build = time.monotonic()
         self._announce_episode()
         self._publish(rebuilt=True)
         if self._dirty:
-            self.set_timer(max(0.0, self._next_build - time.monotonic()), self._request_view)
+            self.set_timer(max(0.0, self._next_build - time.monotonic()), self._start_build)
 
     @on(msg.ViewFailed)
     def _view_failed(self, message: msg.ViewFailed) -> None:
@@ -333,8 +333,10 @@ class CodexWatchApp(App):
         if not self.is_running:
             return  # shutting down: the screens' widgets go before the refresh timer does
         stale = self.config.clock_tick and time.monotonic() - self._last_build >= self._rebuild_every()
-        if self._dirty or stale:
-            self._request_view()
+        if stale:
+            self._dirty = True
+        if self._dirty:
+            self._start_build()
         elif self.config.clock_tick and time.monotonic() - self._last_show >= CLOCK_TICK_S:
             self._publish(rebuilt=False)
 
@@ -342,8 +344,11 @@ class CodexWatchApp(App):
         """Build the view from the newest facts: now, or when the build in flight ends (its
         facts are older: the newest win), or when the builder has rested."""
         self._dirty = True
-        if self._building or not self.is_running or time.monotonic() < self._next_build:
-            return  # ViewBuilt or the next tick starts it
+        self._start_build()
+
+    def _start_build(self) -> None:
+        if not self._dirty or self._building or not self.is_running or time.monotonic() < self._next_build:
+            return  # nothing new, or ViewBuilt or the next tick starts it
         self._dirty = False
         self._building = True
         self._build_view(self.clock(), any(isinstance(s, TriageScreen) for s in self.screen_stack))
@@ -370,7 +375,7 @@ class CodexWatchApp(App):
             await asyncio.sleep(0.01)
             if self._dirty and not self._building:
                 self._next_build = 0.0
-                self._request_view()
+                self._start_build()
         return self.view
 
     # --- telling the user when they look elsewhere ------------------------------------

@@ -54,6 +54,9 @@ async def test_builds_run_in_a_worker_one_at_a_time_and_the_newest_facts_win(tmp
         assert builds.most == 1
         assert not any(on_main for on_main, _ in builds.calls)
         assert len(builds.calls) < 8  # coalesced: not one build per change
+        settled = len(builds.calls)
+        await pilot.pause(1.5)  # nothing changes: nothing is built (a request once re-armed itself)
+        assert len(builds.calls) == settled
 
 
 async def test_a_new_failure_is_in_the_table_before_the_build_ends(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ from codexwatch.ui.screens import ViewScreen
 from codexwatch.ui.view import Loading, ViewUpdate
 from codexwatch.ui.widgets import show_content
 from codexwatch.ui.widgets.decision import DecisionPanel, last_failure_content
-from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detail
+from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detail, turn_key
 from codexwatch.ui.widgets.header import VerdictBar
 from codexwatch.ui.widgets.heatmap import Heatmap
 from codexwatch.ui.widgets.models import ModelsTable
@@ -96,6 +96,7 @@ class DashboardScreen(ViewScreen):
         self._apply_layout()
         if self._update is not None:
             self.show(self._update)
+            self._show_tab(clock_only=False, every_tab=True)  # each laid out for the new size
 
     def _apply_layout(self) -> None:
         self.set_class(self.compact, "-compact")
@@ -112,17 +113,13 @@ class DashboardScreen(ViewScreen):
     def show(self, update: ViewUpdate) -> None:
         """Render what the App computed. Nothing here reads files or the network."""
         self.show_clock(update)
-        view, now, tz = update.view, update.now, update.tz
-        loading = self.query_one(LoadingLine)
-        loading.display = not view.header.loading.finished
-        if not view.header.loading.finished:
-            loading.show(view.header.loading)
+        loading, header = self.query_one(LoadingLine), update.view.header
+        loading.display = not header.loading.finished
+        if not header.loading.finished:
+            loading.show(header.loading)
         else:
             loading.finish()
-        self.query_one(FailuresTable).show(view.failures, tz, now, self.compact)
-        self._show_detail()
-        self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
-        self.query_one(Heatmap).show(view.heatmap, view.context)
+        self._show_tab(clock_only=False)
 
     def show_clock(self, update: ViewUpdate) -> None:
         """What moves with the clock (ages, countdowns): all a second's tick re-shows when
@@ -132,15 +129,46 @@ class DashboardScreen(ViewScreen):
         self.query_one(VerdictBar).show(view.header)
         self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
         show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
-        self.query_one(StatusPanel).show(view.snapshot, now, tz, view.status_enabled)
-        self.query_one(UsagePanel).show(view.usage, now, tz, narrow=self.size.width < COMPACT_WIDTH)
+        self._show_tab(clock_only=True)
+
+    def _show_tab(self, clock_only: bool, every_tab: bool = False) -> None:
+        """The tab in view (`every_tab`: all of them): the others are shown when they come
+        into view (an update to a hidden one would still lay the screen out again, several
+        times a second while Codex fails often)."""
+        if self._update is None:
+            return
+        view, now, tz = self._update.view, self._update.now, self._update.tz
+        active = self.query_one(TabbedContent).active
+        tabs = ("failures", "models", "when", "status") if every_tab else (active,)
+        if "status" in tabs:
+            self.query_one(StatusPanel).show(view.snapshot, now, tz, view.status_enabled)
+        if "models" in tabs:  # the reset countdowns move with the clock
+            self.query_one(UsagePanel).show(view.usage, now, tz, narrow=self.size.width < COMPACT_WIDTH)
+        if clock_only:
+            return
+        if "failures" in tabs:
+            self.query_one(FailuresTable).show(view.failures, tz, now, self.compact)
+            self._show_detail()
+        if "models" in tabs:
+            self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
+        if "when" in tabs:
+            self.query_one(Heatmap).show(view.heatmap, view.context)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        self._show_tab(clock_only=False)
+        # The keys go to what the tab shows: the arrows move through the failures, not
+        # along the row of tabs.
+        focusable = [w for w in event.pane.query("*") if w.focusable]
+        if focusable:
+            focusable[0].focus(scroll_visible=False)
 
     def _show_detail(self) -> None:
         if self._update is None:
             return
         view, now, tz = self._update.view, self._update.now, self._update.tz
         key = self.query_one(FailuresTable).selected_key
-        turn = next((t for t in view.failures if f"{t.session_id}:{t.turn_id}" == key), None)
+        turn = next((t for t in reversed(view.failures) if turn_key(t) == key), None)  # the newest first
         incident, note = incident_for_turn(turn, view.snapshot) if turn is not None else (None, None)
         self.query_one(TurnDetail).show(turn_detail(turn, tz, now, incident, note))
 
