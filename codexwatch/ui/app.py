@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.signal import Signal
 
 from codexwatch.core.models import Clock, FileHealth, StatusSnapshot, Turn
+from codexwatch.core.status import DEFAULT_PAGE_URL
 from codexwatch.sources.catalogue import CatalogueCache
 from codexwatch.ui import messages as msg
 from codexwatch.ui.screens import TriageScreen
@@ -215,7 +216,7 @@ class CodexWatchApp(App):
         kwargs = {"clock": self.clock, "interval": self.config.status_interval}
         if self.config.status_transport is not None:
             kwargs["transport"] = self.config.status_transport
-        client = StatusClient(self.config.status_url or "https://status.openai.com", **kwargs)
+        client = StatusClient(self.config.status_url or DEFAULT_PAGE_URL, **kwargs)
         try:
             while True:
                 snapshot = await client.fetch()
