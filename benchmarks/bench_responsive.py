@@ -76,13 +76,6 @@ async def measure(turns: list, seconds: float, interval: float) -> tuple[list[fl
         app.call_after_refresh(lambda: done.done() or done.set_result(None))
         await done
 
-    async def until(predicate, timeout: float = 5.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise TimeoutError("a key press took no effect")
-            await asyncio.sleep(0.001)
-
     async def press(key: str) -> float:
         tabs, table = app.screen.query_one(TabbedContent), app.screen.query_one(FailuresTable)
         if key in ("1", "2"):
@@ -95,7 +88,7 @@ async def measure(turns: list, seconds: float, interval: float) -> tuple[list[fl
         event.set_sender(app)
         began = time.perf_counter()
         app._driver.send_message(event)
-        await until(took_effect)
+        await harness.until(took_effect, 5.0, "a key press took no effect")
         await refreshed()
         return (time.perf_counter() - began) * 1000
 

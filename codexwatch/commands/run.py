@@ -32,6 +32,7 @@ from codexwatch.core.advice import local_time, model_tier, span
 from codexwatch.core.models import Episode, StatusSnapshot, Turn
 from codexwatch.core.redact import redact
 from codexwatch.sources import runs as R
+from codexwatch.sources.catalogue import load_catalogue
 
 STATUS_REUSE_S = 60.0
 CLOCK_SKEW_S = 1.0  # a turn that started this much before its attempt is not the attempt's  # one status page answer serves every task for this long
@@ -111,19 +112,12 @@ class Command:
 
 def catalogue_models(home: Path) -> list[str]:
     """Codex's own model list (`models_cache.json`, written for a ChatGPT login): the
-    models shown in its picker, heavy → middle → light, each tier in Codex's priority order."""
-    try:
-        data = orjson.loads((home / "models_cache.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+    models shown in its picker, heavy → middle → light, each tier in Codex's order."""
+    catalogue = load_catalogue(home)
+    if catalogue is None:
         return []
-    models = data.get("models") if isinstance(data, dict) else None
-    if not isinstance(models, list):
-        return []
-    listed = [m for m in models if isinstance(m, dict) and isinstance(m.get("slug"), str)
-              and m.get("visibility", "list") == "list"]
-    listed.sort(key=lambda m: (_TIERS[model_tier(m["slug"])],
-                               m.get("priority") if isinstance(m.get("priority"), int) else 1 << 30))
-    return list(dict.fromkeys(m["slug"] for m in listed))
+    slugs = dict.fromkeys(m.slug for m in catalogue.visible)  # Codex's order, by priority
+    return sorted(slugs, key=lambda slug: _TIERS[model_tier(slug)])  # stable: that order kept
 
 
 def history_models(settings, now: float) -> list[str]:

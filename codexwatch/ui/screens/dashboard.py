@@ -19,6 +19,7 @@ from codexwatch.ui.widgets.heatmap import Heatmap
 from codexwatch.ui.widgets.models import ModelsTable
 from codexwatch.ui.widgets.runs import RunsTable, backing_off_count
 from codexwatch.ui.widgets.status import StatusPanel
+from codexwatch.ui.widgets.usage import UsagePanel
 
 COMPACT_WIDTH = 80
 COMPACT_HEIGHT = 24
@@ -88,6 +89,7 @@ class DashboardScreen(ViewScreen):
                 yield FailuresTable(id="failures-table")
                 yield TurnDetail(id="turn-detail")
             with TabPane("Models", id="models"):
+                yield UsagePanel(id="usage")
                 yield ModelsTable(id="models-table")
             with TabPane("When", id="when"):
                 yield Heatmap(id="heatmap")
@@ -160,6 +162,8 @@ class DashboardScreen(ViewScreen):
             self.query_one(StatusPanel).show(view.snapshot, now, tz, view.status_enabled)
         if "runs" in tabs:  # their countdowns move with the clock
             self.query_one(RunsTable).show(self._update.runs, now, tz)
+        if "models" in tabs:  # the reset countdowns move with the clock
+            self.query_one(UsagePanel).show(view.usage, now, tz, narrow=self.size.width < COMPACT_WIDTH)
         if clock_only:
             return
         if "failures" in tabs:
@@ -168,7 +172,7 @@ class DashboardScreen(ViewScreen):
         if "models" in tabs:
             self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
         if "when" in tabs:
-            self.query_one(Heatmap).show(view.heatmap)
+            self.query_one(Heatmap).show(view.heatmap, view.context)
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
