@@ -78,6 +78,7 @@ class MockResponses:
                 "task": name, "model": body.get("model"), "behaviour": behaviour,
                 "tool_output": '"function_call_output"' in text,
                 "continue": "continue where you stopped" in text.lower(), "at": time.time(),
+                "input": text,
             })
         return name, behaviour
 

@@ -91,9 +91,10 @@ class Env:
         return ([sys.executable, "-m", "codexwatch", "run", *run_args, "--summary", str(self.tmp / "summary.json"),
                  "--", self.codex, "exec", "--skip-git-repo-check", *codex_args])
 
-    def run(self, run_args, codex_args, timeout=120) -> subprocess.CompletedProcess:
+    def run(self, run_args, codex_args, timeout=120, stdin: str | None = None) -> subprocess.CompletedProcess:
         return subprocess.run(self.argv(run_args, codex_args), cwd=self.work, env=self.env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+                              stdin=subprocess.DEVNULL if stdin is None else None, input=stdin,
+                              capture_output=True, text=True, timeout=timeout)
 
     def summary(self) -> dict:
         return json.loads((self.tmp / "summary.json").read_text())
@@ -338,3 +339,12 @@ def test_a_resume_that_fails_outside_a_turn_passes_codexs_status_through(tmp_pat
     attempts = env.summary()["tasks"][0]["attempts"]
     assert attempts[1]["resumed"] and attempts[1]["outcome"] == "failed" and attempts[1]["error_class"] is None
     assert proc.returncode == 1, err  # codex: "no rollout found for thread id"
+
+
+def test_piped_stdin_reaches_every_attempt(env, mock, request):
+    name = _task(request)
+    mock.script(name, "overloaded", "ok")
+    done = env.run([*FAST, "--models", "gpt-6-sol,gpt-6-terra"], [f"task:{name} go"], stdin="PIPED-CONTEXT-42\n")
+    assert done.returncode == 0, done.stderr
+    reqs = mock.for_task(name)
+    assert len(reqs) == 2 and all("PIPED-CONTEXT-42" in r["input"] for r in reqs)
