@@ -348,3 +348,27 @@ def test_piped_stdin_reaches_every_attempt(env, mock, request):
     assert done.returncode == 0, done.stderr
     reqs = mock.for_task(name)
     assert len(reqs) == 2 and all("PIPED-CONTEXT-42" in r["input"] for r in reqs)
+
+
+def test_two_supervisors_side_by_side_share_one_home_and_folder(tmp_path, mock, codex_bins, request):
+    env = Env(tmp_path, mock, codex_bins["0.171.0"])
+    name = _task(request)
+    mock.script(f"{name}-a", "tool", "overloaded_stream", "ok")
+    mock.script(f"{name}-b", "overloaded", "ok")
+    procs = []
+    for part in ("a", "b"):
+        argv = env.argv([*FAST, "--models", "gpt-6-sol,gpt-6-terra"], [f"task:{name}-{part} go"])
+        argv[argv.index("--summary") + 1] = str(tmp_path / f"summary-{part}.json")
+        procs.append(subprocess.Popen(argv, cwd=env.work, env=env.env, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    a = json.loads((tmp_path / "summary-a.json").read_text())["tasks"][0]["attempts"]
+    b = json.loads((tmp_path / "summary-b.json").read_text())["tasks"][0]["attempts"]
+    assert a[0]["shape"] == "interrupted" and a[1]["resumed"] and a[1]["session_id"] == a[0]["session_id"]
+    assert b[0]["shape"] == "rejected" and not b[1]["resumed"] and b[1]["session_id"] != b[0]["session_id"]
+    from codexwatch.sources.runs import read_runs
+
+    runs = read_runs(env.state)
+    assert len(runs) == 2 and not any(r["live"] for r in runs) and {r["outcome"] for r in runs} == {"ok"}
