@@ -37,8 +37,8 @@ CLOCK_TICK_S = 1.0  # countdowns and ages move once a second
 # changed; with nothing new, only the advice's wording ages, and in minutes unless the user
 # is in an episode with a back-off counting down.
 REBUILD_IDLE_S = 60.0
-RUNS_POLL_S = 1.0  # the run state directory is a handful of small files
 REBUILD_EPISODE_S = 10.0
+RUNS_POLL_S = 1.0  # `codexwatch run`'s state directory: a handful of small files
 
 
 @dataclass
