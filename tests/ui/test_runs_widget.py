@@ -91,3 +91,17 @@ async def test_the_arrows_move_through_the_runs(tmp_path):
         assert table.cursor_row == 2
         await pilot.press("up")
         assert table.cursor_row == 1
+
+
+def test_the_header_shows_the_count_of_runs_backing_off_before_the_optional_parts():
+    from codexwatch.ui.view import HeaderView
+    from codexwatch.ui.widgets.header import header_content
+
+    view = HeaderView("degraded", "3 capacity failures", "Codex incident: Elevated errors on Codex responses",
+                      "bad", "42 s ago", 2, 1.0, "")
+    for width in (80, 120):  # the status text is shortened to make room for it
+        text = header_content(view, width, backing_off=2).plain
+        assert "2 runs backing off" in text and len(text) <= width
+    # a 60-column pane: the status page comes first, and a part is dropped, not abbreviated
+    assert len(header_content(view, 60, backing_off=2).plain) <= 60
+    assert "backing off" not in header_content(view, 120).plain
