@@ -99,6 +99,7 @@ class Command:
                 self.flags.append(a)
             i += 1
         self.json = "--json" in self.flags or "--experimental-json" in self.flags
+        self.ephemeral = "--ephemeral" in self.flags  # no rollout: a thread cannot be resumed
 
     def fresh(self, prompt: str, model: str | None) -> list[str]:
         return self.head + self.flags + (["-m", model] if model else []) + [prompt]
@@ -473,6 +474,8 @@ class Supervisor:
             if step.serial_s and self.tasks_mode:
                 self.gate.slow_down(step.serial_s)
             model, resume, wait_s = step.model, step.resume, step.wait_s
+            if self.command.ephemeral:
+                resume = None
             at = now + step.wait_s
             then = "resume the thread" if resume else "run again"
             self.say(record, f"attempt {attempt.n} failed: {cls}{shape} -> {step.action}: {step.reason}; "

@@ -372,3 +372,15 @@ def test_two_supervisors_side_by_side_share_one_home_and_folder(tmp_path, mock, 
 
     runs = read_runs(env.state)
     assert len(runs) == 2 and not any(r["live"] for r in runs) and {r["outcome"] for r in runs} == {"ok"}
+
+
+def test_an_ephemeral_run_is_run_again_not_resumed(tmp_path, mock, codex_bins, request):
+    env = Env(tmp_path, mock, codex_bins["0.171.0"])
+    name = _task(request)
+    mock.script(name, "tool", "overloaded_stream", "ok")
+    done = env.run([*FAST, "--models", "gpt-6-sol,gpt-6-terra"], ["--ephemeral", "--json", f"task:{name} go"])
+    assert done.returncode == 0, done.stderr
+    attempts = env.summary()["tasks"][0]["attempts"]
+    assert [a["error_class"] for a in attempts] == ["capacity", None]
+    assert not attempts[1]["resumed"]
+    assert not list(env.home.glob("sessions/**/*.jsonl"))
