@@ -136,29 +136,35 @@ class History:
         its reader let go, so memory follows what the statistics keep (failed turns, times
         of the others), not the bytes read nor the number of files (for `stats`).
 
-        With the whole history wanted, the index also keeps the fold as it stood after the
-        longest run of files, from the oldest, whose turns are fixed (as good as all but
-        today's): the next time, at a later time, those files are found as they were, the
-        fold is taken up from there."""
+        The index also keeps the fold as it stood after the longest run of files, from the
+        oldest, whose turns are fixed (as good as all but today's) and all within the
+        window (a window that leaves nothing out folds what `all` does): the next time, at
+        a later time, those files are found as they were, the fold is taken up from there,
+        for `all` or any window that reaches back past the oldest of them."""
         cutoff = self.cutoff(now)
-        keeps = cutoff is None and self.index is not None
-        stored = self.index.snapshot("stats") if keeps else None
+        keeps = self.index is not None
+        stored = self._stored(cutoff) if keeps else None
         self.now = now
         into.causes_wanted = logdb.present(self.home)
-        files, covered, seen = self._start_fold(now, into, stored)
+        window = _Window(cutoff)
+        files, covered, seen, oldest = self._start_fold(now, into, stored, window)
         start, ended, blob = len(covered), False, None
-        total = sum(1 for _ in self._listing()) if progress is not None else 0  # covered too
+        total = sum(1 for _ in self._listing(window=_Window(cutoff))) if progress is not None else 0
         part: list[Turn] = []
         for done, reader in enumerate(self._read_in_parts(now, files, workers), start + 1):
+            turns = reader.turns(now)
             if keeps and not ended:
-                if reader.fixed(now):
+                first = min(map(_AT, turns), default=reader.mtime)
+                if reader.fixed(now) and window.whole_before(reader.path) and window.holds(first):
                     covered.add(reader.path, reader.offset, reader.mtime, reader.identity)
+                    oldest = min(oldest, first, reader.mtime)
                 else:  # the run of files whose turns are fixed ends here
                     ended = True
                     into.add(_fresh(part, seen, cutoff))
                     part = []
-                    blob = _snapshot(into, seen, covered, now, self.index) if len(covered) != start else None
-            part += reader.turns(now)
+                    blob = (_snapshot(into, seen, covered, now, self.index, oldest)
+                            if len(covered) != start else None)
+            part += turns
             into.add_health(reader.health())
             if reader.assembler.unknown_infos:
                 into.add_unknown_infos(reader.assembler.unknown_infos)
@@ -169,7 +175,7 @@ class History:
                 progress(done, max(total, done))
         into.add(_fresh(part, seen, cutoff))
         if keeps and not ended and len(covered) != start:
-            blob = _snapshot(into, seen, covered, now, self.index)
+            blob = _snapshot(into, seen, covered, now, self.index, oldest)
         seen.close()
         if blob is not None:
             _save_snapshot(self.index, blob)
@@ -178,21 +184,34 @@ class History:
         if self._log_causes:
             into.amend_failures(self._give_cause)
 
-    def _listing(self, stat: bool = False) -> Iterator[RolloutFile]:
-        """The files a fold reads, in path order, found as they are read: with a window,
-        looked at to leave out those not written within it; else by name only."""
-        cutoff = self.cutoff(self.now)
-        return iter_rollouts(self.home, cutoff, stat=stat or cutoff is not None)
+    def _stored(self, cutoff: float | None) -> dict | None:
+        """The stored fold, if it can serve this window: `all`, or one that reaches back
+        past the oldest file and turn it covers (asked first: a small row)."""
+        if cutoff is not None:
+            oldest = self.index.snapshot("oldest")
+            if not isinstance(oldest, float) or cutoff > oldest:
+                return None
+        return self.index.snapshot("stats")
 
-    def _start_fold(self, now: float, into: StatsFold, stored: dict | None) -> tuple:
+    def _listing(self, stat: bool = False, window: "_Window | None" = None) -> Iterator[RolloutFile]:
+        """The files a fold reads, in path order, found as they are read: with a window,
+        looked at to leave out those not written within it (`window` notes the first left
+        out); else by name only."""
+        cutoff = self.cutoff(self.now)
+        if cutoff is None:
+            return iter_rollouts(self.home, None, stat=stat)
+        return (window or _Window(cutoff)).within(iter_rollouts(self.home, None, stat=True))
+
+    def _start_fold(self, now: float, into: StatsFold, stored: dict | None, window: "_Window") -> tuple:
         """Where a fold starts: -> (the files from there on, the files `into` already
-        covers, the turn ids seen). A stored fold that still holds is taken up into `into`."""
+        covers, the turn ids seen, the oldest time among those files and their turns). A
+        stored fold that still holds is taken up into `into`."""
         if stored is not None:
-            files = self._listing(stat=True)
+            files = self._listing(stat=True, window=window)
             taken = _stored_fold(into, stored, files, now, self.index)
             if taken is not None:
                 return taken
-        return self._listing(), _Covered(), TurnIds()
+        return self._listing(window=window), _Covered(), TurnIds(), _LATEST
 
     def _read_in_parts(self, now: float, files: Iterator[RolloutFile],
                        workers: int | None) -> Iterator[RolloutReader]:
@@ -392,10 +411,36 @@ class _Folders:
 
 
 _FOLD_TURNS = 4096  # turns folded at a time: fewer, larger parts cost less
+_LATEST = float("inf")
+
+
+class _Window:
+    """A fold's window (`cutoff`: None for all) over the files listed in path order, and
+    the first file it left out: a fold that left nothing out up to a file, nor any turn,
+    is what `all` folds up to there."""
+
+    def __init__(self, cutoff: float | None) -> None:
+        self.cutoff = cutoff
+        self.first_out: str | None = None
+
+    def within(self, files: Iterator[RolloutFile]) -> Iterator[RolloutFile]:
+        cutoff = self.cutoff
+        for f in files:
+            if f.mtime >= cutoff:
+                yield f
+            elif self.first_out is None:
+                self.first_out = f.path
+
+    def whole_before(self, path: str) -> bool:
+        """No file before `path` was left out (files are listed ahead of their reading)."""
+        return self.first_out is None or self.first_out > path
+
+    def holds(self, at: float) -> bool:
+        return self.cutoff is None or at >= self.cutoff
 
 
 def _snapshot(fold: StatsFold, seen: TurnIds, covered: "_Covered", now: float,
-              index: IndexCache) -> tuple[dict[str, bytes], dict[str, Path]] | None:
+              index: IndexCache, oldest: float) -> tuple[dict[str, bytes], dict[str, Path]] | None:
     """The fold as it stands, the files it covers and the turn ids seen so far, stored at
     once (the fold goes on changing) -> (the parts for the index, the files written beside
     it, under their new names). The ids are a part of their own, only needed when there are
@@ -422,8 +467,10 @@ def _snapshot(fold: StatsFold, seen: TurnIds, covered: "_Covered", now: float,
             path.unlink(missing_ok=True)
         return None
     return {
-        "stats": marshal.dumps({"fold": fold.export_state(), "made": made, "files": covered.key()}),
+        "stats": marshal.dumps({"fold": fold.export_state(), "made": made, "files": covered.key(),
+                                "oldest": float(oldest)}),
         "seen": marshal.dumps(ids),
+        "oldest": marshal.dumps(float(oldest)),
     }, written
 
 
@@ -455,12 +502,14 @@ class _Covered:
     file)."""
 
     def __init__(self) -> None:
-        import hashlib  # only a fold of the whole history needs it: a start's 3 ms otherwise
-
         self.count = 0
-        self.digest = hashlib.blake2b(digest_size=20)
+        self.digest = None  # made with the first file: a start's 3 ms (hashlib) otherwise
 
     def add(self, path: str, size: int, mtime: float, identity: tuple[int, int] | None) -> None:
+        if self.digest is None:
+            import hashlib
+
+            self.digest = hashlib.blake2b(digest_size=20)
         self.count += 1
         dev, ino = identity or (-1, -1)
         self.digest.update(b"%s\0%d\0%r\0%d\0%d\n" % (
@@ -470,16 +519,18 @@ class _Covered:
         return self.count
 
     def key(self) -> tuple:
-        return self.count, self.digest.digest()
+        return self.count, self.digest.digest() if self.digest is not None else b""
 
 
 def _stored_fold(fold: StatsFold, stored: dict, files: Iterator[RolloutFile], now: float,
-                 index: IndexCache) -> tuple[Iterator[RolloutFile], "_Covered", TurnIds] | None:
+                 index: IndexCache) -> tuple[Iterator[RolloutFile], "_Covered", TurnIds, float] | None:
     """Take a stored fold up in `fold` (a new one) if the files it covers are the first
     of `files`, unchanged, and it was made no later than `now` (a file idle then is idle
-    now) -> (the files after those, those, the turn ids seen), else None."""
+    now) -> (the files after those, those, the turn ids seen, the oldest time among
+    them), else None."""
     try:
         made, count = stored["made"], stored["made"][1]
+        oldest = stored["oldest"]
         if not made[0] <= now:
             return None
         covered = _Covered()
@@ -499,7 +550,7 @@ def _stored_fold(fold: StatsFold, stored: dict, files: Iterator[RolloutFile], no
                 seen.add_all(ids["ids"])
         fold.restore(stored["fold"], lambda successes: SpilledTurns.from_copy(
             _spilled_path(index, "turns"), made, successes))
-        return chain([following] if following is not None else [], files), covered, seen
+        return chain([following] if following is not None else [], files), covered, seen, oldest
     except Exception:  # noqa: BLE001 - a bad snapshot: the files are read
         return None
 
@@ -559,6 +610,7 @@ def _gc_paused():
 
 
 _START = attrgetter("started_at")
+_AT = attrgetter("at")
 _FIRST = itemgetter(0)
 _TURN_ID = attrgetter("turn_id")
 
