@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import orjson
 
-from codexwatch.core.times import iso_utc
+from codexwatch.core.times import iso_utc, parse_iso
 
 DATA = "data/demo"
 
@@ -49,20 +49,13 @@ MODELS = ("gpt-6-sol", "gpt-6-terra", "gpt-6-luna")
 # --- re-timing (pure) -----------------------------------------------------------------
 
 
-def _parse_iso(text: str) -> float | None:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def _shift(value: Any, shift: float, models: dict[str, str], key: str | None = None) -> Any:
     if isinstance(value, dict):
         return {k: _shift(v, shift, models, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_shift(v, shift, models) for v in value]
     if key == "timestamp" and isinstance(value, str):
-        ts = _parse_iso(value)
+        ts = parse_iso(value)
         return iso_utc(ts + shift) if ts is not None else value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if key in EPOCH_S_KEYS or (key == "timestamp" and 1e9 < value < 1e11):
@@ -95,7 +88,7 @@ def recording_ids(lines: list[bytes]) -> tuple[str | None, list[str]]:
 def first_time(lines: list[bytes]) -> float:
     for line in lines:
         try:
-            ts = _parse_iso(orjson.loads(line).get("timestamp", ""))
+            ts = parse_iso(orjson.loads(line).get("timestamp", ""))
         except (orjson.JSONDecodeError, AttributeError):
             continue
         if ts is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import sys
 import time
-from datetime import datetime
 
 import orjson
 
@@ -21,7 +20,7 @@ from codexwatch.config import ConfigError
 from codexwatch.core.advice import Advice, advise
 from codexwatch.core.models import StatusSnapshot, Turn
 from codexwatch.core.stats import current_episode, episode_json
-from codexwatch.core.times import iso_utc
+from codexwatch.core.times import iso_utc, parse_iso
 
 NOT_CHECKED = "not checked: --no-status"
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # log text must not drive the terminal
@@ -31,11 +30,10 @@ def parse_at(text: str | None) -> float | None:
     """ISO-8601 (a trailing Z allowed; no offset means local time) -> epoch seconds."""
     if not text:
         return None
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise ConfigError(f"--at: not an ISO-8601 time: {text!r} (e.g. 2026-11-29T08:45:00Z)") from None
-    return (moment if moment.tzinfo else moment.astimezone()).timestamp()
+    at = parse_iso(text.strip(), naive="local")
+    if at is None:
+        raise ConfigError(f"--at: not an ISO-8601 time: {text!r} (e.g. 2026-11-29T08:45:00Z)")
+    return at
 
 
 def status_snapshot(settings, now: float) -> StatusSnapshot:

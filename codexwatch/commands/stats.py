@@ -13,9 +13,8 @@ import orjson
 
 from codexwatch.commands.common import HomeUnreadable, fail, load, table
 from codexwatch.core.stats import StatsFold, episode_json
+from codexwatch.core.times import WEEKDAYS, parse_iso
 from codexwatch.sources.spill import to_disk
-
-_DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
 
 def run(args, settings) -> int:
@@ -82,7 +81,7 @@ def render(stats: dict) -> str:
         parts.append(table(rows, ["episode", "first (local)", "n", "classes", "models", ""]))
     quiet = stats["hour_of_week"]["quietest"]
     if quiet:
-        parts.append("Quietest hours: " + ", ".join(f"{_DAYS[d]} {h:02d}:00" for d, h in quiet))
+        parts.append("Quietest hours: " + ", ".join(f"{WEEKDAYS[d]} {h:02d}:00" for d, h in quiet))
     p = stats["parser"]
     understood = "-" if p["understood"] is None else f"{p['understood']:.2%}"
     parts.append(
@@ -96,4 +95,4 @@ def render(stats: dict) -> str:
 def _short(text: str | None) -> str:
     if not text:
         return "-"
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone().strftime("%a %d %b %H:%M")
+    return datetime.fromtimestamp(parse_iso(text)).strftime("%a %d %b %H:%M")

@@ -23,7 +23,7 @@ from codexwatch.core.models import (
     Overall,
     StatusSnapshot,
 )
-from codexwatch.core.times import iso_utc
+from codexwatch.core.times import iso_utc, parse_iso
 
 DEFAULT_PAGE_URL = "https://status.openai.com"
 PROXY_SUMMARY_PATH = "/proxy/status.openai.com"
@@ -127,19 +127,6 @@ def worst_status(statuses: Iterable[str]) -> str:
 def overall_from_statuses(statuses: Iterable[str]) -> Overall:
     indicator, description = _OVERALL[worst_status(statuses)]
     return Overall(indicator, description)
-
-
-def parse_time(value: Any) -> float | None:
-    """ISO-8601 (any fraction length, "Z" or offset) -> epoch seconds; None when unusable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.strip())
-    except ValueError:
-        return None
-    if moment.tzinfo is None:  # the page writes UTC; a bare time is read as UTC
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
 
 
 def _iso(ts: float | None) -> str | None:
@@ -255,9 +242,9 @@ def _native_updates(incident: dict) -> list[IncidentUpdate]:
         body = _text(u.get("message_string")) or flatten_rich_text(u.get("message"))
         status = u.get("to_status")
         status = _INCIDENT_STATUS.get(status, status) if isinstance(status, str) else None
-        updates.append(IncidentUpdate(parse_time(u.get("published_at")), status, body))
+        updates.append(IncidentUpdate(parse_iso(u.get("published_at")), status, body))
     if not updates and incident.get("last_update_message"):  # compact widget-style fields
-        updates.append(IncidentUpdate(parse_time(incident.get("last_update_at")), None,
+        updates.append(IncidentUpdate(parse_iso(incident.get("last_update_at")), None,
                                       flatten_rich_text(incident.get("last_update_message"))))
     # Newest first, as Statuspage orders them; the page does not guarantee an order.
     return sorted(updates, key=lambda u: u.at if u.at is not None else float("-inf"), reverse=True)
@@ -271,17 +258,17 @@ def _native_impact_statuses(incident: dict) -> list[str]:
 
 
 def _native_times(incident: dict, updates: list[IncidentUpdate], status: str) -> tuple:
-    published = parse_time(incident.get("published_at"))
+    published = parse_iso(incident.get("published_at"))
     windows = [w for key in ("component_impacts", "status_summaries")
                for w in incident.get(key) or [] if isinstance(w, dict)]
-    starts = [t for t in (parse_time(w.get("start_at")) for w in windows) if t is not None]
+    starts = [t for t in (parse_iso(w.get("start_at")) for w in windows) if t is not None]
     started = min(starts + ([published] if published is not None else []), default=None)
     update_times = [u.at for u in updates if u.at is not None]
     updated = max(update_times + ([published] if published is not None else []), default=None)
     resolved = None
     if status in _CLOSED:
         closing = [u.at for u in updates if u.status in _CLOSED and u.at is not None]
-        ends = [parse_time(w.get("end_at")) for w in windows]
+        ends = [parse_iso(w.get("end_at")) for w in windows]
         resolved = max(closing, default=None) or max((e for e in ends if e is not None), default=None) or updated
     return started, updated, resolved, published
 
@@ -377,23 +364,23 @@ def parse_compat_incident(incident: Any, codex_ids: Iterable[str], page_url: str
     name = _text(incident.get("name"))
     status = _text(incident.get("status")).lower() or "unknown"
     updates = [
-        IncidentUpdate(parse_time(u.get("display_at") or u.get("created_at")),
+        IncidentUpdate(parse_iso(u.get("display_at") or u.get("created_at")),
                        u.get("status") if isinstance(u.get("status"), str) else None, _text(u.get("body")))
         for u in incident.get("incident_updates") or [] if isinstance(u, dict)
     ]
     updates.sort(key=lambda u: u.at if u.at is not None else float("-inf"), reverse=True)
     ids = {c.get("id") or c.get("code") for c in incident.get("components") or [] if isinstance(c, dict)}
     match = "component" if ids & set(codex_ids) else "title" if is_codex_title(name) else None
-    created = parse_time(incident.get("created_at"))
-    updated = parse_time(incident.get("updated_at"))
-    resolved = parse_time(incident.get("resolved_at"))
+    created = parse_iso(incident.get("created_at"))
+    updated = parse_iso(incident.get("updated_at"))
+    resolved = parse_iso(incident.get("resolved_at"))
     if resolved is None and status in _CLOSED:
         resolved = updated or created
     impact = incident.get("impact") if isinstance(incident.get("impact"), str) else None
     url = incident.get("shortlink") if isinstance(incident.get("shortlink"), str) else None
     return Incident(
         id=incident["id"], name=name, status=status, impact=impact,
-        started_at=parse_time(incident.get("started_at")) or created, updated_at=updated,
+        started_at=parse_iso(incident.get("started_at")) or created, updated_at=updated,
         resolved_at=resolved, codex=match is not None, url=url or incident_url(page_url, incident["id"]),
         updates=updates, published_at=created, codex_match=match,
     )
@@ -457,7 +444,7 @@ def parse_atom(body: bytes, page_url: str = DEFAULT_PAGE_URL) -> tuple[list[Inci
         affected = {name.strip(): _HUMAN_STATUS.get(word.strip().lower(), "unknown") for name, word in _AFFECTED.findall(html)}
         name = _entry_text(entry, "title").strip()
         match = "component" if {n.casefold() for n in affected} & codex_names else "title" if is_codex_title(name) else None
-        at = parse_time(_entry_text(entry, "updated"))
+        at = parse_iso(_entry_text(entry, "updated"))
         closed = status in _CLOSED
         if not closed:
             named.update(affected)

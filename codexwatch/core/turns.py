@@ -15,12 +15,12 @@ import itertools
 import operator
 import re
 import sys
-from datetime import datetime
 from typing import Any
 
 from codexwatch.core import parse as P
 from codexwatch.core.classify import classify
 from codexwatch.core.models import Turn
+from codexwatch.core.times import parse_iso, plausible
 
 ERA_D_FROM = (0, 145)  # first versions that write task_complete.error
 ERA_C_FROM = (0, 100)  # first versions that write task_started/task_complete
@@ -32,30 +32,7 @@ def version_tuple(version: str | None) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-# A time outside 1970 - 9998 is no time Codex wrote; as a date it would overflow (year 0,
-# year 10000) wherever it is shown or binned, so it counts as unknown.
-_LATEST = 253370764800.0  # 9999-01-01T00:00:00Z
 _MAX_COUNT = 2**53  # tokens and milliseconds beyond this are garbage (and not JSON-safe)
-
-
-def _plausible(ts: float | None) -> float | None:
-    return ts if ts is not None and 0.0 <= ts < _LATEST else None
-
-
-def parse_ts(raw: bytes | str | None) -> float | None:
-    """Codex line timestamps: `2026-11-29T08:35:10.767Z`."""
-    if raw is None:
-        return None
-    text = raw.decode("ascii", "replace") if isinstance(raw, (bytes, bytearray)) else raw
-    try:
-        return _plausible(datetime.fromisoformat(text).timestamp())
-    except ValueError:  # Python < 3.11 does not read a trailing Z
-        try:
-            return _plausible(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
-        except (ValueError, OverflowError, OSError):
-            return None
-    except (OverflowError, OSError):
-        return None
 
 
 def _num(value: Any) -> float | None:
@@ -78,8 +55,8 @@ def _time(value: Any) -> float | None:
     """Epoch seconds, or an ISO string (some writers use one)."""
     number = _num(value)
     if number is not None:
-        return _plausible(number / 1000.0 if number > 1e11 else number)  # milliseconds by mistake
-    return parse_ts(value) if isinstance(value, str) else None
+        return plausible(number / 1000.0 if number > 1e11 else number)  # milliseconds by mistake
+    return parse_iso(value) if isinstance(value, str) else None
 
 
 def _bounded(value: Any, room: int = 8) -> Any:
@@ -214,7 +191,7 @@ class TurnAssembler:
     def last_ts(self) -> float | None:
         """Time of the last line seen."""
         if self._last_raw is not self._last_parsed[0]:
-            self._last_parsed = (self._last_raw, parse_ts(self._last_raw))
+            self._last_parsed = (self._last_raw, parse_iso(self._last_raw))
         return self._last_parsed[1]
 
     def _on_meta(self, ts, p: dict) -> None:
@@ -254,7 +231,7 @@ class TurnAssembler:
         if self.open is not None:
             self._close_open("incomplete")
         turn_id = _str(p.get("turn_id")) or f"{self.session_id}#{len(self.done)}"
-        self._start(turn_id, parse_ts(ts) or _time(p.get("started_at")))
+        self._start(turn_id, parse_iso(ts) or _time(p.get("started_at")))
         window = _count(p.get("model_context_window"))
         if window and self.open is not None:
             self.open.context_window = window
@@ -265,7 +242,7 @@ class TurnAssembler:
         # Era B: the previous turn ends where the next prompt begins.
         self._settle_tokens()
         self._close_era_b()
-        self._start(f"{self.session_id}#{len(self.done)}", parse_ts(ts))
+        self._start(f"{self.session_id}#{len(self.done)}", parse_iso(ts))
 
     def _on_output(self, ts, p) -> None:
         self._has_output = True
@@ -321,7 +298,7 @@ class TurnAssembler:
         turn = self.open
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
             return  # the end of a turn we never saw begin (a replayed or truncated prefix)
-        ended = parse_ts(ts) or _time(p.get("completed_at"))
+        ended = parse_iso(ts) or _time(p.get("completed_at"))
         duration = _count(p.get("duration_ms"))
         turn.time_to_first_token_ms = _count(p.get("time_to_first_token_ms"))
         turn.ended_at = ended
@@ -344,7 +321,7 @@ class TurnAssembler:
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
             return
         turn.outcome = "aborted"
-        turn.ended_at = parse_ts(ts) or _time(p.get("completed_at"))
+        turn.ended_at = parse_iso(ts) or _time(p.get("completed_at"))
         duration = _count(p.get("duration_ms"))
         turn.duration_ms = duration if duration is not None else _span_ms(turn)
         self._finish()

@@ -7,22 +7,17 @@ serves them shifted so the ongoing incident is happening now and the history is 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from importlib import resources
 from typing import Any
 
 import orjson
 
-from codexwatch.core.status import PROXY_INCIDENTS_PATH, PROXY_SUMMARY_PATH, parse_time
+from codexwatch.core.status import PROXY_INCIDENTS_PATH, PROXY_SUMMARY_PATH
+from codexwatch.core.times import iso_utc, parse_iso
 
-ANCHOR = parse_time("2026-11-29T09:00:00Z")
+ANCHOR = parse_iso("2026-11-29T09:00:00Z")
 _FILES = {PROXY_SUMMARY_PATH: "proxy_summary.json", PROXY_INCIDENTS_PATH: "proxy_incidents.json"}
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
-
-
-def _iso_ms(ts: float) -> str:
-    # Milliseconds and "Z", as incident.io writes them.
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def shift_times(value: Any, delta: float) -> Any:
@@ -32,7 +27,7 @@ def shift_times(value: Any, delta: float) -> Any:
     if isinstance(value, list):
         return [shift_times(v, delta) for v in value]
     if isinstance(value, str) and _ISO.match(value):
-        return _iso_ms(parse_time(value) + delta)
+        return iso_utc(parse_iso(value) + delta)  # milliseconds and "Z", as incident.io writes them
     return value
 
 

@@ -12,12 +12,13 @@ import pytest
 
 from codexwatch import __version__
 from codexwatch.core import status as st
+from codexwatch.core.times import parse_iso
 from codexwatch.sources.status_client import StatusClient, fetch_status_once, parse_retry_after
 from tests.conftest import FIXTURES
 
 OWN = FIXTURES / "status"
 BASE = "https://status.test"
-NOW = st.parse_time("2026-11-20T12:00:00Z")
+NOW = parse_iso("2026-11-20T12:00:00Z")
 JSON = {"content-type": "application/json; charset=utf-8"}
 SUMMARY = (OWN / "proxy_summary_codex_outage.json").read_bytes()
 HISTORY = (OWN / "proxy_incidents_history.json").read_bytes()

@@ -14,6 +14,7 @@ import pytest
 from codexwatch import cli
 from codexwatch.commands.status import render_text
 from codexwatch.core import status as st
+from codexwatch.core.times import parse_iso
 from codexwatch.sources import status_client
 from codexwatch.sources.demo_status import ANCHOR, demo_payloads, shift_times
 from tests.conftest import FIXTURES
@@ -117,7 +118,7 @@ def test_bad_status_url_is_a_config_error(capsys):
 
 def test_render_text_on_fallback_and_unknown_words():
     comps = st.parse_compat_components(orjson.loads((OWN / "compat_components.json").read_bytes()))[0]
-    now = st.parse_time("2026-11-20T12:00:00Z")
+    now = parse_iso("2026-11-20T12:00:00Z")
     incidents = st.parse_compat_incidents(orjson.loads((OWN / "compat_incidents.json").read_bytes()))
     snap = st.snapshot_ok(source="https://x/api/v2/components.json", fetched_at=now,
                           overall=st.overall_from_statuses(c.status for c in comps), components=comps,

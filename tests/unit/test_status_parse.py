@@ -14,11 +14,11 @@ from hypothesis import strategies as hs
 
 from codexwatch.core import status as st
 from codexwatch.core.models import Component, Incident, IncidentUpdate, Overall, StatusSnapshot
-from codexwatch.core.times import iso_utc
+from codexwatch.core.times import iso_utc, parse_iso
 from tests.conftest import FIXTURES, shared_or_skip
 
 OWN = FIXTURES / "status"
-NOW = st.parse_time("2026-11-20T12:00:00Z")
+NOW = parse_iso("2026-11-20T12:00:00Z")
 CLI, API, WEB, VSC, DESK = (
     "01KMKFAMWKNQ84Z1766MV08ZDE", "01KMP3KP5MGE23B80K1EK4S8PV", "01JVCV8YSWZFRSM1G5CVP253SK",
     "01KMP3KP5M8X0EBTVW6KN327EE", "01KMKFAMWKQ81YWSE1Z18R6VHR",
@@ -71,18 +71,18 @@ def test_unknown_outranks_operational_and_maintenance_so_it_never_hides():
     ("2026-07-09T19:25:56", "2026-07-09T19:25:56Z"),
 ])
 def test_times_of_every_shape_seen_parse_to_utc(text, want):
-    assert iso_s(st.parse_time(text)) == want
+    assert iso_s(parse_iso(text)) == want
 
 
 @pytest.mark.parametrize("junk", [None, "", "yesterday", 12, "2026-13-01T00:00:00Z"])
 def test_unusable_times_are_none(junk):
-    assert st.parse_time(junk) is None
+    assert parse_iso(junk) is None
 
 
 @given(hs.floats(min_value=0, max_value=4e9, allow_nan=False))
 @settings(max_examples=50)
 def test_iso_round_trip_to_the_second(ts):
-    back = st.parse_time(iso_s(ts))
+    back = parse_iso(iso_s(ts))
     assert back == int(back) and ts - 1 < back <= ts + 1e-6  # whole seconds, never later
 
 

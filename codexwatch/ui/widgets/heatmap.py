@@ -8,10 +8,10 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from codexwatch.core.times import WEEKDAYS
 from codexwatch.ui.view import HeatmapView
 from codexwatch.ui.widgets import show_content
 
-DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 SHADES = (" ·", "░░", "▒▒", "▓▓", "██")
 
 
@@ -29,7 +29,7 @@ def grid_content(title: str, grid: tuple[tuple[int, ...], ...], style: str, quie
         parts.append((f"{h:<2d}" if h % 3 == 0 else "  ", "$text-muted"))
     parts.append("\n")
     for d, row in enumerate(grid):
-        parts.append((f"{DAYS[d]}  ", "$text-muted"))
+        parts.append((f"{WEEKDAYS[d]}  ", "$text-muted"))
         for h, v in enumerate(row):
             if (d, h) in quiet:
                 parts.append(("◇◇" if v == 0 else "◇" + _shade(v, top)[1], "bold $success"))
