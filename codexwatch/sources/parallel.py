@@ -29,6 +29,9 @@ from typing import Iterator
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
 
 BATCH_BYTES = 4 << 20
+# and files, at least: a batch costs both processes some 0.1 ms whatever it holds, and many
+# small sessions (`codex exec` from scripts, 34 KB each) made 2,000 batches a GiB
+BATCH_FILES = 64
 PARALLEL_MIN_BYTES = 64 << 20  # below this, starting processes costs more than it saves
 _LENGTH = 8  # bytes of the length before each message
 _AHEAD = 8  # batches read ahead of the one awaited, at most: what waits costs memory
@@ -41,7 +44,7 @@ def _batches(jobs: list[ReadJob]) -> list[list[ReadJob]]:
     for job in jobs:
         batches[-1].append(job)
         size += job.weight
-        if size >= BATCH_BYTES:
+        if size >= BATCH_BYTES and len(batches[-1]) >= BATCH_FILES:
             batches.append([])
             size = 0
     return [b for b in batches if b]

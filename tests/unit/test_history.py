@@ -127,6 +127,7 @@ def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, 
     # put back in path order.
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
     whole = load_history(home, since, NOW, use_cache=False)
     expected = compute_stats(whole.turns, whole.health(), NOW,
                              unknown_error_infos=whole.unknown_error_infos())
