@@ -58,13 +58,6 @@ async def measure(home: Path, cache: Path, since: str, repeats: int) -> list[dic
                         app.call_after_refresh(lambda t=turn.turn_id: seen[t].setdefault(
                             "painted", time.perf_counter()))
 
-    async def until(predicate, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise TimeoutError("the app did not see the change in time")
-            await asyncio.sleep(0.001)
-
     rng, sessions, results = random.Random(6), harness.failing_sessions(), []
     async with app.run_test(headless=True, size=(140, 45), message_hook=hook) as pilot:
         await asyncio.wait_for(loaded.wait(), 60)
@@ -76,12 +69,12 @@ async def measure(home: Path, cache: Path, since: str, repeats: int) -> list[dic
             seen[turn_id] = {}
             with open(path, "w") as f:
                 f.writelines(lines[:-1])
-            await until(lambda: bool(seen[turn_id]))  # the running turn is on the dashboard
+            await harness.until(lambda: bool(seen[turn_id]), 10.0, "the app did not see the change in time")  # the running turn is on the dashboard
             await asyncio.sleep(rng.uniform(0, 0.3))  # any phase of the 0.25 s size poll
             began = time.perf_counter()
             with open(path, "a") as f:
                 f.write(lines[-1])
-            await until(lambda: "painted" in seen[turn_id])
+            await harness.until(lambda: "painted" in seen[turn_id], 10.0, "the app did not see the change in time")
             rows = app.screen.query_one(FailuresTable).row_count
             got = seen[turn_id]
             results.append({"message_ms": round((got["failed"] - began) * 1000, 1),

@@ -321,6 +321,18 @@ def write_results(path: Path, payload: dict) -> None:
 
 
 # ---------------------------------------------------------------------------- the running app
+async def until(predicate, timeout: float, what: str) -> None:
+    """Poll `predicate` every millisecond (in the app's loop, between its tasks) until it
+    holds; TimeoutError saying `what` did not happen after `timeout` seconds."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(what)
+        await asyncio.sleep(0.001)
+
+
 def median(values: list) -> float:
     s = sorted(values)
     return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2

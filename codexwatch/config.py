@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-DEFAULT_STATUS_URL = "https://status.openai.com"
+DEFAULT_STATUS_URL = "https://status.openai.com"  # core.status.DEFAULT_PAGE_URL, not imported: 17 ms a start
 ENV_PREFIX = "CODEXWATCH_"
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import orjson
 
+from codexwatch.core.status import DEFAULT_PAGE_URL
 from codexwatch.core.times import iso_utc, parse_iso
 
 DATA = "data/demo"
@@ -314,7 +315,7 @@ class Demo:
         config = AppConfig(
             codex_home=self.home,
             since_seconds=(self.days + 1) * 86400,
-            status_url="https://status.openai.com",
+            status_url=DEFAULT_PAGE_URL,
             status_enabled=transport is not None,
             status_interval=30.0,
             status_transport=transport,

@@ -7,7 +7,10 @@ older variants from the source (docs/codex-rollout-format.md §8).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
+
+from codexwatch.core.models import Turn
 
 # codex_error_info values that decide the class on their own.
 _BY_INFO = {
@@ -119,3 +122,12 @@ def classify(info: Any, message: str | None) -> tuple[str, int | None, bool]:
         return _by_message(message) or _by_status(status) or "other", status, False
     # A variant (or shape) never seen before: "other", with the raw value kept by the caller.
     return "other", status, True
+
+
+def with_logged_cause(turn: Turn, message: str | None) -> Turn:
+    """A failure whose cause the rollout did not record, given the one Codex's own log has
+    for it (a new Turn, classified by that message); any other turn as it is."""
+    if turn.error_class != "unrecorded" or not message:
+        return turn
+    error_class, http_status, _ = classify(None, message)
+    return replace(turn, message=message, error_class=error_class, http_status=http_status)

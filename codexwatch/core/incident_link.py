@@ -62,3 +62,13 @@ def link_incident(
     best = min(candidates, key=lambda i: (not i.ongoing, _distance(i, first)))
     lead = (best.published_at - first) / 60.0 if best.published_at is not None else None
     return IncidentLink(best, best.ongoing, lead)
+
+
+def incident_for_turn(turn: Turn, snapshot: StatusSnapshot | None) -> tuple[Incident | None, str | None]:
+    """The Codex incident that overlapped one failed turn, else why none is named."""
+    if snapshot is None or not snapshot.ok:
+        return None, "status page not read: cannot say whether an incident overlapped"
+    link = link_incident([turn], snapshot)
+    if link is not None:
+        return link.incident, None
+    return None, "no status-page incident overlapped"

@@ -7,8 +7,9 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from datetime import datetime, timezone, tzinfo
 from operator import attrgetter, itemgetter
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
+from codexwatch.core.classify import with_logged_cause
 from codexwatch.core.models import ERROR_CLASSES, OUTCOMES, Episode, FileHealth, Turn
 from codexwatch.core.times import iso_utc
 from codexwatch.core.turns import turn_to_row, turns_from_rows
@@ -107,7 +108,7 @@ class StatsFold:
         # where there is one (else they are as many as a large history's sessions).
         self.causes_wanted = True
         self._unrecorded: set[str] = set()
-        self._amend: Callable[[Turn], None] | None = None
+        self._causes: Mapping[str, str] = {}  # turn id -> the cause Codex's log has
         self._variants: dict[tuple, int] = {}  # (model, effort, fast) as the turns say
         self._health: dict[str, dict] = {}
         self._unreadable = 0
@@ -156,15 +157,16 @@ class StatsFold:
         """The sessions with a failed turn whose cause the rollout did not record."""
         return set(self._unrecorded)
 
-    def amend_failures(self, amend: Callable[[Turn], None]) -> None:
-        """Have `amend` see (and may change) every failed turn before it is counted: how
-        causes found later, in Codex's log, are given to turns already folded."""
-        self._amend = amend
+    def give_causes(self, causes: Mapping[str, str]) -> None:
+        """Causes found after the read, in Codex's log (turn id -> message), for failures
+        whose rollout recorded none: counted as if the rollout had them."""
+        self._causes = causes
 
     def _failures(self, in_place: bool = False) -> Iterator[tuple[float, float, float, Turn]]:
-        """The failures, as added or (`in_place`) by (time, start, place), amended."""
+        """The failures, as added or (`in_place`) by (time, start, place), with the causes
+        given."""
         entries = self._finished.failures_in_place() if in_place else self._finished.failures()
-        return entries if self._amend is None else _amended(entries, self._amend)
+        return _with_causes(entries, self._causes) if self._causes else entries
 
     def add_health(self, h: FileHealth) -> None:
         row = self._health.get(h.cli_version or "unknown")
@@ -355,10 +357,9 @@ class StatsFold:
 _KEY = itemgetter(0, 1, 2)
 
 
-def _amended(entries: Iterable[tuple], amend: Callable[[Turn], None]) -> Iterator[tuple]:
-    for entry in entries:
-        amend(entry[3])
-        yield entry
+def _with_causes(entries: Iterable[tuple], causes: Mapping[str, str]) -> Iterator[tuple]:
+    for at, start, place, turn in entries:
+        yield at, start, place, with_logged_cause(turn, causes.get(turn.turn_id))
 
 
 SPILL_BYTES = 16 << 20  # what a fold's finished turns may weigh in memory, with somewhere to spill

@@ -8,9 +8,8 @@ asked about once, whichever reading needs it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
 
-from codexwatch.core.classify import classify
+from codexwatch.core.classify import with_logged_cause
 from codexwatch.core.models import Turn
 from codexwatch.sources import logdb
 
@@ -28,17 +27,12 @@ class LogCauses:
             self.causes.update(logdb.turn_errors(self.home, new))
             self.checked |= new
 
-    def add_to(self, turns: Iterable[Turn]) -> None:
-        """Every unrecorded failure among `turns` given its cause, where the log has one."""
-        turns = list(turns)
+    def given(self, turns: list[Turn]) -> list[Turn]:
+        """`turns`, each unrecorded failure with its cause where the log has one (a new
+        Turn: core.classify.with_logged_cause)."""
         self.look_up({t.session_id for t in turns if t.error_class == "unrecorded"})
-        if self.causes:
-            for turn in turns:
-                self.give(turn)
-
-    def give(self, turn: Turn) -> None:
-        """An unrecorded failure's cause from Codex's log, if it has one for the turn."""
-        message = self.causes.get(turn.turn_id)
-        if turn.error_class == "unrecorded" and message:
-            turn.message = message
-            turn.error_class, turn.http_status, _ = classify(None, message)
+        causes = self.causes
+        if not causes:
+            return turns
+        return [with_logged_cause(t, causes.get(t.turn_id)) if t.error_class == "unrecorded" else t
+                for t in turns]

@@ -126,7 +126,7 @@ class History:
         # Causes from Codex's log, looked up once for all, given as the failures are read.
         self.causes.look_up(into.unrecorded_sessions())
         if self.causes.causes:
-            into.amend_failures(self.causes.give)
+            into.give_causes(self.causes.causes)
 
     def _stored(self, cutoff: float | None) -> dict | None:
         """The stored fold, if it can serve this window: `all`, or one that reaches back
@@ -262,7 +262,7 @@ class History:
         readers = self.readers
         turns = fresh(list(chain.from_iterable(readers[p].turns(now) for p in sorted(readers))),
                        TurnIds(limit=sys.maxsize), cutoff)  # the turns are all kept anyway
-        self.causes.add_to(turns)
+        turns = self.causes.given(turns)
         # By start; equal starts keep path order, then their order in the file (sorts are
         # stable). With a start for every turn, as good as always, the key is read in C.
         if all(map(_START, turns)):

@@ -19,7 +19,6 @@ from typing import Any
 import httpx
 
 from codexwatch import __version__
-from codexwatch.config import DEFAULT_STATUS_URL
 from codexwatch.core import status as st
 from codexwatch.core.models import Clock, Incident, Overall, StatusSnapshot
 
@@ -115,7 +114,7 @@ class StatusClient:
 
     def __init__(
         self,
-        base_url: str = DEFAULT_STATUS_URL,
+        base_url: str = st.DEFAULT_PAGE_URL,
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Clock = time.time,
@@ -332,7 +331,7 @@ def _json(body: bytes) -> Any:
 
 
 def fetch_status_once(
-    url: str = DEFAULT_STATUS_URL,
+    url: str = st.DEFAULT_PAGE_URL,
     transport: httpx.AsyncBaseTransport | None = None,
     clock: Clock = time.time,
 ) -> StatusSnapshot:

@@ -1,8 +1,10 @@
 """The Textual app: owns the facts (turns, file health, status snapshot), runs the
-app-lifetime workers (history load, live follower, status poll), and pushes computed
-views to the screens a few times a second at most.
+app-lifetime workers (history load, live follower, status poll, view builds), and
+publishes computed views to the screens (`view_changed`, a Textual signal).
 
-Workers only post messages; the `on_*` handlers here own every state change.
+Workers only post messages; the `on_*` handlers here own every state change. The view is
+built in a worker thread, never on the UI loop: a fold over every turn of a long window
+takes hundreds of milliseconds, and key presses must not wait for it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Iterable
@@ -19,13 +21,16 @@ from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.signal import Signal
 
-from codexwatch.core.models import Clock, FileHealth, Incident, StatusSnapshot, Turn
+from codexwatch.core.models import Clock, FileHealth, StatusSnapshot, Turn
+from codexwatch.core.status import DEFAULT_PAGE_URL
 from codexwatch.ui import messages as msg
+from codexwatch.ui.screens import TriageScreen
 from codexwatch.ui.themes import THEMES
-from codexwatch.ui.view import DashboardView, Loading, build_dashboard
+from codexwatch.ui.view import DashboardView, Loading, ViewUpdate, build_dashboard
 
-REFRESH_S = 0.2  # at most 5 redraws a second, whatever the log volume
+REFRESH_S = 0.2  # at most 5 view builds a second, whatever the log volume
 CLOCK_TICK_S = 1.0  # countdowns and ages move once a second
 # Recomputing everything (statistics and advice over every turn) is for when something
 # changed; with nothing new, only the advice's wording ages, and in minutes unless the user
@@ -92,7 +97,11 @@ class CodexWatchApp(App):
         self.follower_note: str | None = None
         # derived
         self.view: DashboardView | None = None
+        self.view_changed: Signal[ViewUpdate] = Signal(self, "view_changed")
+        self.last_update: ViewUpdate | None = None  # the last published, for a screen mounted later
         self._dirty = True
+        self._building = False  # a build is in flight: at most one
+        self._next_build = 0.0  # monotonic: no build starts before
         self._last_build = 0.0
         self._last_show = 0.0
         self._known_episode: str | None = None
@@ -131,7 +140,7 @@ class CodexWatchApp(App):
             self._poll_status()
         if self.config.demo is not None:
             self._replay_demo()
-        self._tick(force=True)
+        self._request_view()
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -184,18 +193,19 @@ class CodexWatchApp(App):
             clock=self.clock,
             hot_interval=self.config.hot_interval,
         )
+        def changed_turns() -> msg.TurnsChanged:
+            turns = list(history.turns)
+            return msg.TurnsChanged(turns, history.health(), tuple(t for t in turns if t.failed))
+
         missed = await asyncio.to_thread(history.grown_since_read)
         if missed and await asyncio.to_thread(history.refresh, missed, self.clock()):
-            turns = await asyncio.to_thread(lambda: list(history.turns))
-            self.post_message(msg.TurnsChanged(turns, history.health()))
+            self.post_message(await asyncio.to_thread(changed_turns))
         async for paths in follower.changes(self._astop):
             if follower.note and follower.note != self.follower_note:
                 self.post_message(msg.FollowerProblem(follower.note))
             now = self.clock()
-            changed = await asyncio.to_thread(history.refresh, sorted(paths), now)
-            if changed:
-                turns = await asyncio.to_thread(lambda: list(history.turns))
-                self.post_message(msg.TurnsChanged(turns, history.health()))
+            if await asyncio.to_thread(history.refresh, sorted(paths), now):
+                self.post_message(await asyncio.to_thread(changed_turns))
 
     @work(exclusive=True, group="status", exit_on_error=False, description="Polling the status page")
     async def _poll_status(self) -> None:
@@ -204,7 +214,7 @@ class CodexWatchApp(App):
         kwargs = {"clock": self.clock, "interval": self.config.status_interval}
         if self.config.status_transport is not None:
             kwargs["transport"] = self.config.status_transport
-        client = StatusClient(self.config.status_url or "https://status.openai.com", **kwargs)
+        client = StatusClient(self.config.status_url or DEFAULT_PAGE_URL, **kwargs)
         try:
             while True:
                 snapshot = await client.fetch()
@@ -227,12 +237,25 @@ class CodexWatchApp(App):
     async def _replay_demo(self) -> None:
         await self.config.demo.replay(self._astop)
 
+    @work(thread=True, group="view", exit_on_error=False, description="Building the view")
+    def _build_view(self, now: float, triage: bool) -> None:
+        # The facts are read once, here: the handlers replace them whole, never in place.
+        turns, health, snapshot, loading = self.turns, self.health, self.snapshot, self.loading
+        started = time.monotonic()
+        try:
+            view = build_dashboard(turns, health, snapshot, now, self.tz, loading=loading,
+                                   status_enabled=self.status_enabled, triage=triage)
+        except Exception as exc:  # noqa: BLE001 - shown; the last view stays
+            self.post_message(msg.ViewFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(msg.ViewBuilt(view, now, time.monotonic() - started))
+
     # --- state changes -----------------------------------------------------------------
 
     @on(msg.HistoryProgress)
     def _progress(self, message: msg.HistoryProgress) -> None:
         self.loading = Loading(message.done, message.total, finished=False)
-        self._dirty = True
+        self._dirty = True  # the next tick builds: progress comes many times a second
 
     @on(msg.HistoryLoaded)
     def _loaded(self, message: msg.HistoryLoaded) -> None:
@@ -244,8 +267,7 @@ class CodexWatchApp(App):
             from codexwatch.ui.screens.firstrun import FirstRunScreen
 
             self.push_screen(FirstRunScreen(message.home_problem, self.config.codex_home))
-        self._dirty = True
-        self._tick(force=True)
+        self._request_view()
         if self.config.follow and self._history is not None and message.home_problem is None:
             self._follow()
 
@@ -260,8 +282,34 @@ class CodexWatchApp(App):
         self.turns = message.turns
         if message.health:
             self.health = message.health
-        self._dirty = True
-        self._tick(force=True)
+        if message.failures is not None and self.view is not None and message.failures != self.view.failures:
+            # A new failure is in the table at once; the rest (verdict, advice, figures)
+            # follows when the worker has folded every turn again.
+            self.view = replace(self.view, failures=message.failures)
+            self._publish(rebuilt=True)
+        self._request_view()
+
+    @on(msg.ViewBuilt)
+    def _view_built(self, message: msg.ViewBuilt) -> None:
+        self._building = False
+        # A builder busy a third of the time at most: the UI loop shares the interpreter.
+        self._next_build = time.monotonic() + max(REFRESH_S, 2 * message.seconds)
+        self.view = message.view
+        self._last_build = time.monotonic()
+        self._announce_episode()
+        self._publish(rebuilt=True)
+        if self._dirty:
+            self.set_timer(max(0.0, self._next_build - time.monotonic()), self._start_build)
+
+    @on(msg.ViewFailed)
+    def _view_failed(self, message: msg.ViewFailed) -> None:
+        self._building = False
+        self._next_build = time.monotonic() + REFRESH_S
+        self.notify(message.error, title="Could not build the view", severity="error", markup=False)
+
+    @on(msg.ReloadHistory)
+    def _reload(self) -> None:
+        self.reload_history()
 
     @on(msg.FollowerProblem)
     def _follower_problem(self, message: msg.FollowerProblem) -> None:
@@ -276,29 +324,38 @@ class CodexWatchApp(App):
 
     # --- refresh -----------------------------------------------------------------------
 
-    def _tick(self, force: bool = False) -> None:
+    def _tick(self) -> None:
+        """Every REFRESH_S: build the view if something changed (or the advice's wording has
+        aged), else move the clock of the view shown once a second."""
         if not self.is_running:
-            # Shutting down: the screens' widgets go before the refresh timer does.
-            return
-        now = self.clock()
-        since = time.monotonic() - self._last_build
-        rebuilt = force or self._dirty or (self.config.clock_tick and since >= self._rebuild_every())
-        if rebuilt:
-            self._dirty = False
-            self._last_build = time.monotonic()
-            self.view = build_dashboard(
-                self.turns, self.health, self.snapshot, now, self.tz,
-                loading=self.loading, status_enabled=self.status_enabled,
-            )
-            self._announce_episode()
-        elif not (self.config.clock_tick and time.monotonic() - self._last_show >= CLOCK_TICK_S):
+            return  # shutting down: the screens' widgets go before the refresh timer does
+        stale = self.config.clock_tick and time.monotonic() - self._last_build >= self._rebuild_every()
+        if stale:
+            self._dirty = True
+        if self._dirty:
+            self._start_build()
+        elif self.config.clock_tick and time.monotonic() - self._last_show >= CLOCK_TICK_S:
+            self._publish(rebuilt=False)
+
+    def _request_view(self) -> None:
+        """Build the view from the newest facts: now, or when the build in flight ends (its
+        facts are older: the newest win), or when the builder has rested."""
+        self._dirty = True
+        self._start_build()
+
+    def _start_build(self) -> None:
+        if not self._dirty or self._building or not self.is_running or time.monotonic() < self._next_build:
+            return  # nothing new, or ViewBuilt or the next tick starts it
+        self._dirty = False
+        self._building = True
+        self._build_view(self.clock(), any(isinstance(s, TriageScreen) for s in self.screen_stack))
+
+    def _publish(self, rebuilt: bool) -> None:
+        if self.view is None:
             return
         self._last_show = time.monotonic()
-        # Ages and countdowns move every second; widgets skip what did not change.
-        for screen in self.screen_stack:
-            show = getattr(screen, "show" if rebuilt else "show_clock", None) or getattr(screen, "show", None)
-            if show is not None:
-                show(self.view, now, self.tz)
+        self.last_update = ViewUpdate(self.view, self.clock(), self.tz, rebuilt)
+        self.view_changed.publish(self.last_update)
 
     def _rebuild_every(self) -> float:
         now = self.view.now if self.view is not None else None
@@ -308,9 +365,15 @@ class CodexWatchApp(App):
             return CLOCK_TICK_S  # the advice counts these seconds
         return REBUILD_EPISODE_S
 
-    def refresh_now(self) -> None:
-        """Recompute and redraw at once (tests and actions)."""
-        self._tick(force=True)
+    async def settled(self) -> DashboardView | None:
+        """The view of the facts as they are now, once built (tests, snapshots)."""
+        self._request_view()
+        while self._dirty or self._building:
+            await asyncio.sleep(0.01)
+            if self._dirty and not self._building:
+                self._next_build = 0.0
+                self._start_build()
+        return self.view
 
     # --- telling the user when they look elsewhere ------------------------------------
 
@@ -353,31 +416,6 @@ class CodexWatchApp(App):
             self._alert(name, "Codex incident resolved", "information")
         self._known_incidents = set(ongoing)
 
-    def incident_for(self, turn: Turn) -> tuple[Incident | None, str | None]:
-        """The status incident that overlapped a failed turn, if the page told us one."""
-        snapshot = self.snapshot
-        if snapshot is None or not snapshot.ok:
-            return None, "status page not read: cannot say whether an incident overlapped"
-        try:
-            from codexwatch.core.incident_link import link_incident
-        except ImportError:
-            link_incident = None
-        if link_incident is not None:
-            link = link_incident([turn], snapshot)
-            incident = getattr(link, "incident", None) if link is not None else None
-            if incident is not None:
-                return incident, None
-            return None, "no status-page incident overlapped"
-        start = turn.started_at or turn.at
-        for inc in snapshot.incidents:
-            if not inc.codex:
-                continue
-            began = inc.started_at or inc.published_at
-            ended = inc.resolved_at or float("inf")
-            if began is not None and began - 900 <= turn.at and start <= ended:
-                return inc, None
-        return None, "no status-page incident overlapped"
-
     # --- actions ----------------------------------------------------------------------
 
     def action_help(self) -> None:
@@ -415,17 +453,17 @@ class CodexWatchApp(App):
             return
         if not isinstance(self.screen, WizardScreen):
             self.push_screen(WizardScreen())
-            self.refresh_now()
+            self._request_view()  # with the wizard's steps
 
     def action_report(self) -> None:
         from codexwatch.ui.screens.report import ReportScreen
 
         # An episode that has ended can still be reported: the latest one is offered.
-        if self.view is None or (self.view.episode or self.view.extra.get("latest_episode")) is None:
+        if self.view is None or self.view.reportable is None:
             self.notify(f"No failure episode to report: {self._why_no_episode()}.", timeout=4)
             return
         self.push_screen(ReportScreen())
-        self.refresh_now()
+        self._request_view()  # with the report
 
     def _why_no_episode(self) -> str:
         if self.view is None or not self.loading.finished:

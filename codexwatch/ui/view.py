@@ -1,19 +1,19 @@
 """What the screens show, computed from the engine's output. Pure: no Textual import.
 
-The App keeps the facts (turns, file health, status snapshot); on each refresh it calls
-`build_dashboard(...)` and hands the pieces to the widgets, which only render them.
+The App keeps the facts (turns, file health, status snapshot); when they change, a worker
+thread calls `build_dashboard(...)` and the App publishes the result (`ViewUpdate`) to the
+screens, whose widgets only render it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
 
 from codexwatch.core.models import Episode, FileHealth, StatusSnapshot, Turn
 from codexwatch.core.status import counts_for_codex
 from codexwatch.ui import fmt
-
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,6 @@ class NowView:
     confidence: str | None = None
     backoff_until: float | None = None  # epoch seconds
     backoff_label: str | None = None
-    status: str | None = None  # one line about the status page as the advice saw it
     episode: str | None = None  # one line summary of the current episode
     last_failure: Turn | None = None
     wizard_available: bool = False
@@ -87,9 +86,28 @@ class DashboardView:
     models: tuple[ModelRow, ...] = ()
     heatmap: HeatmapView | None = None
     snapshot: StatusSnapshot | None = None
-    episode: Episode | None = None
+    episode: Episode | None = None  # the current one: ongoing, recent
     advice: Any = None
-    extra: dict = field(default_factory=dict)
+    latest_episode: Episode | None = None  # the current one, else the last that ended
+    status_enabled: bool = True
+    # For the wizard and the report, built only while one of them is open:
+    wizard_steps: tuple = ()  # core.triage.WizardStep of the current episode
+    report: Any = None  # core.report.Report of the latest episode
+
+    @property
+    def reportable(self) -> Episode | None:
+        """The episode a report is about: the current one, else the latest that ended."""
+        return self.episode or self.latest_episode
+
+
+@dataclass(frozen=True)
+class ViewUpdate:
+    """What the App publishes to the screens: a view, and the clock it is shown at."""
+
+    view: DashboardView
+    now: float
+    tz: tzinfo | None
+    rebuilt: bool  # False: only the clock moved (ages, countdowns)
 
 
 # --- header -----------------------------------------------------------------------
@@ -246,7 +264,10 @@ def build_dashboard(
     tz: tzinfo | None,
     loading: Loading = Loading(finished=True),
     status_enabled: bool = True,
+    triage: bool = False,
 ) -> DashboardView:
+    """Everything the screens show. Heavy on a long history (a fold over every turn):
+    the App calls it in a worker thread. `triage`: also the wizard's steps and the report."""
     from codexwatch.core import stats
     from codexwatch.core.advice import advise
 
@@ -274,6 +295,8 @@ def build_dashboard(
         parser_note=note,
         loading=loading,
     )
+    latest = all_episodes[-1] if all_episodes else None
+    steps, report = triage_of(advice, current, latest, turns, snapshot, now, tz) if triage else ((), None)
     return DashboardView(
         header=header,
         now=now_view(advice, current, last_failure) if advice is not None else None,
@@ -283,5 +306,23 @@ def build_dashboard(
         snapshot=snapshot,
         episode=current,
         advice=advice,
-        extra={"latest_episode": all_episodes[-1] if all_episodes else None},
+        latest_episode=latest,
+        status_enabled=status_enabled,
+        wizard_steps=steps,
+        report=report,
     )
+
+
+def triage_of(advice: Any, current: Episode | None, latest: Episode | None, turns: list[Turn],
+              snapshot: StatusSnapshot | None, now: float, tz: tzinfo | None) -> tuple[tuple, Any]:
+    """The wizard's steps (of the current episode) and the report (of the current episode,
+    else the latest one)."""
+    from pathlib import Path
+
+    from codexwatch.core.report import build_report
+    from codexwatch.core.triage import wizard_steps
+
+    steps = tuple(wizard_steps(advice, current, snapshot, tz)) if current is not None and advice is not None else ()
+    episode = current or latest
+    report = build_report(episode, turns, snapshot, now, tz, home=str(Path.home())) if episode is not None else None
+    return steps, report

@@ -52,6 +52,7 @@ async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
         assert app.view.now.action == "none"
+        await pilot.pause()  # the screen shows the view published
         rows_before = app.screen.query_one(FailuresTable).row_count
         lines = failed_turn_lines("capacity", NOW - 30, session_id, model="gpt-6-sol")
         with open(session, "ab") as fh:  # through one open handle, as Codex writes
@@ -80,7 +81,7 @@ async def test_status_page_failure_shows_unknown_since(tmp_path):
     )
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_until(pilot, lambda: app.snapshot is not None and app.view and app.view.now)
-        app.refresh_now()
+        await app.settled()
         await pilot.pause()
         header = text_of(app.screen.query_one(VerdictBar))
         assert "status page unknown" in header and "unknown since" in header
@@ -102,7 +103,7 @@ async def test_text_from_logs_and_status_is_shown_literally(tmp_path):
         app.post_message(msg.HistoryLoaded([turn], []))
         app.post_message(msg.StatusUpdated(snapshot_ok(incident=True)))
         assert await wait_until(pilot, lambda: app.screen.query_one(FailuresTable).row_count == 1)
-        app.refresh_now()
+        await app.settled()
         await pilot.pause()
         row = app.screen.query_one(FailuresTable).get_row_at(0)
         assert all(isinstance(cell, Text) for cell in row)
@@ -208,7 +209,7 @@ async def test_bell_and_notifications_can_be_switched_off(tmp_path):
                    started_at=NOW - 60, ended_at=NOW - 50)
         app.post_message(msg.TurnsChanged([bad]))
         await pilot.pause()
-        app.refresh_now()
+        await app.settled()
         assert bells == [] and not any("failed" in (n.title or "") for n in app._notifications)
 
 

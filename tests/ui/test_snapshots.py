@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from codexwatch.core.models import StatusSnapshot
 from codexwatch.sources.history import load_history
 from codexwatch.ui import messages as msg
 
-from .helpers import NOW, REAL_CLI, CodexWatchApp, config, snapshot_ok
+from .helpers import NOW, REAL_CLI, CodexWatchApp, config, hanging_transport, snapshot_ok
 
 
 def fixture_facts():
@@ -29,25 +30,30 @@ def fixture_facts():
     return turns, health
 
 
-def make_app(tmp_path: Path, incident: bool = True) -> CodexWatchApp:
+def make_app(tmp_path: Path) -> CodexWatchApp:
     return CodexWatchApp(config(tmp_path, load_history=False, status_enabled=True,
-                                status_transport=__import__("tests.ui.helpers", fromlist=["x"]).hanging_transport()))
+                                status_transport=hanging_transport()))
 
 
-def feeder(incident: bool = True, keys: tuple[str, ...] = ()):
+def failing_again(turns):
+    """The TUI session's last failure, again two minutes ago: an ongoing episode."""
+    last = max((t for t in turns if t.failed and t.error_class == "capacity"), key=lambda t: t.at)
+    return turns + [replace(last, turn_id=last.turn_id + "-again", started_at=NOW - 130, ended_at=NOW - 120)]
+
+
+def feeder(incident: bool = True, keys: tuple[str, ...] = (), failing: bool = False, status=None):
     async def run_before(pilot) -> None:
         app = pilot.app
         turns, health = fixture_facts()
-        # the TUI session's last turn failed again: an ongoing capacity episode
-        app.post_message(msg.HistoryLoaded(turns, health))
-        app.post_message(msg.StatusUpdated(snapshot_ok(NOW, incident=incident)))
+        app.post_message(msg.HistoryLoaded(failing_again(turns) if failing else turns, health))
+        app.post_message(msg.StatusUpdated(status or snapshot_ok(NOW, incident=incident)))
         await pilot.pause()
-        app.refresh_now()
+        await app.settled()
         await pilot.pause()
         for key in keys:
             await pilot.press(key)
             await pilot.pause()
-        app.refresh_now()
+        await app.settled()
         await pilot.pause()
 
     return run_before
@@ -65,3 +71,33 @@ def test_tabs(snap_compare, tmp_path, tab):
 
 def test_help(snap_compare, tmp_path):
     assert snap_compare(make_app(tmp_path), run_before=feeder(keys=("question_mark",)), terminal_size=(100, 30))
+
+
+def test_wizard(snap_compare, tmp_path):
+    assert snap_compare(make_app(tmp_path), run_before=feeder(failing=True, keys=("w",)), terminal_size=(120, 36))
+
+
+def test_report(snap_compare, tmp_path):
+    # The latest episode has ended: it can still be reported.
+    assert snap_compare(make_app(tmp_path), run_before=feeder(keys=("r",)), terminal_size=(120, 36))
+
+
+def test_status_unknown(snap_compare, tmp_path):
+    unknown = StatusSnapshot.unknown("ReadTimeout: the status page did not answer in 10 s", NOW - 300)
+    assert snap_compare(make_app(tmp_path), run_before=feeder(keys=("4",), status=unknown), terminal_size=(120, 36))
+
+
+def test_loading(snap_compare, tmp_path):
+    async def run_before(pilot) -> None:
+        pilot.app.post_message(msg.HistoryProgress(1200, 4732))
+        await pilot.app.settled()
+        await pilot.pause()
+
+    app = CodexWatchApp(config(tmp_path, load_history=False))
+    assert snap_compare(app, run_before=run_before, terminal_size=(100, 30))
+
+
+def test_first_run(snap_compare, tmp_path):
+    problem = "No Codex home at ~/.codex (looked there because CODEX_HOME is not set)."
+    app = CodexWatchApp(config(Path("/home/dev/.codex"), load_history=False, home_problem=problem))
+    assert snap_compare(app, terminal_size=(100, 30))

@@ -87,7 +87,7 @@ async def test_report_screen_previews_copies_and_saves(tmp_path, monkeypatch):
         assert await wait_until(pilot, lambda: app.view and app.view.episode is not None)
         await pilot.press("r")
         assert isinstance(app.screen, ReportScreen)
-        await pilot.pause()
+        assert await wait_until(pilot, lambda: app.screen.query_one(TextArea).text)  # built with the next view
         text = app.screen.query_one(TextArea).text
         assert text.startswith("#") or "Codex" in text
         await pilot.press("s")
@@ -105,6 +105,6 @@ async def test_the_latest_episode_can_be_reported_after_it_ended(tmp_path):
         assert app.view.episode is None
         await pilot.press("r")
         assert await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen))
-        await pilot.pause()
-        title = str(app.screen.query_one("#report-title").render())
-        assert "ended" in title
+        title = app.screen.query_one("#report-title")
+        assert await wait_until(pilot, lambda: "Writing" not in str(title.render()))
+        assert "ended" in str(title.render())

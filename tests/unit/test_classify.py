@@ -43,3 +43,16 @@ def test_unknown_info_is_other_and_flagged(info):
 def test_info_decides_before_message():
     # a usage-limit 429 is not a rate limit, whatever the text says
     assert classify("usage_limit_exceeded", "429 Too Many Requests")[0] == "usage_limit"
+
+
+def test_a_cause_from_codex_log_makes_a_new_turn_and_changes_no_other():
+    from codexwatch.core.classify import with_logged_cause
+    from codexwatch.core.models import Turn
+
+    unrecorded = Turn(session_id="s", turn_id="t", file="f", outcome="failed", error_class="unrecorded")
+    given = with_logged_cause(unrecorded, "Selected model is at capacity. Please try a different model.")
+    assert given is not unrecorded and unrecorded.error_class == "unrecorded" and unrecorded.message is None
+    assert given.error_class == "capacity" and given.message.startswith("Selected model")
+    assert with_logged_cause(unrecorded, None) is unrecorded
+    recorded = Turn(session_id="s", turn_id="u", file="f", outcome="failed", error_class="auth")
+    assert with_logged_cause(recorded, "anything") is recorded

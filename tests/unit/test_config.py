@@ -39,3 +39,10 @@ def test_a_relative_home_is_made_absolute(tmp_path, monkeypatch):
     s = load_settings({"codex_home": "codex", "cache_dir": "~/cache"}, env={},
                       config_path=tmp_path / "none.toml")
     assert s.codex_home == tmp_path / "codex" and s.cache_dir == Path.home() / "cache"
+
+
+def test_the_default_status_address_is_the_status_page_s_own():
+    from codexwatch.config import DEFAULT_STATUS_URL
+    from codexwatch.core.status import DEFAULT_PAGE_URL
+
+    assert DEFAULT_STATUS_URL == DEFAULT_PAGE_URL  # written twice so a start need not import core.status

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codexwatch.core.incident_link import IncidentLink, link_incident
+from codexwatch.core.incident_link import IncidentLink, incident_for_turn, link_incident
 from codexwatch.core.models import Incident, Overall, StatusSnapshot, Turn
 
 T0 = 1_795_176_000.0  # 2026-11-20T12:00Z
@@ -103,3 +103,14 @@ def test_nothing_to_link():
 def test_a_stale_snapshot_still_links_what_it_last_knew():
     failures = [failure(T0)]
     assert link_incident(failures, snap(incident("o", published=T0), ok=False)) is not None
+
+
+def test_one_turn_is_tied_to_its_incident_or_told_why_not():
+    turn = failure(T0)
+    inc = incident("a", started=T0 - 5 * MIN, published=T0 - 2 * MIN)
+    assert incident_for_turn(turn, snap(inc)) == (inc, None)
+    assert incident_for_turn(turn, snap(incident("b", started=T0 - 9 * 60 * MIN, resolved=T0 - 8 * 60 * MIN))) == (
+        None, "no status-page incident overlapped")
+    for unread in (None, snap(inc, ok=False)):
+        found, why = incident_for_turn(turn, unread)
+        assert found is None and "not read" in why  # never "no incident" when the page was not read

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import tzinfo
-
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
-from textual.widgets import Footer, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, ProgressBar, Static, TabbedContent, TabPane
 
-from codexwatch.ui.view import DashboardView, Loading
+from codexwatch.core.incident_link import incident_for_turn
+from codexwatch.ui.screens import ViewScreen
+from codexwatch.ui.view import Loading, ViewUpdate
 from codexwatch.ui.widgets import show_content
 from codexwatch.ui.widgets.decision import DecisionPanel, last_failure_content
-from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detail
+from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detail, turn_key
 from codexwatch.ui.widgets.header import VerdictBar
 from codexwatch.ui.widgets.heatmap import Heatmap
 from codexwatch.ui.widgets.models import ModelsTable
@@ -56,20 +55,24 @@ class LoadingLine(Vertical):
             bar.update(total=1, progress=1)
 
 
-class DashboardScreen(Screen):
+class DashboardScreen(ViewScreen):
     BINDINGS = [
         Binding("1", "tab('failures')", "Failures", key_display="1"),
         Binding("2", "tab('models')", "Models", key_display="2"),
         Binding("3", "tab('when')", "When", key_display="3"),
         Binding("4", "tab('status')", "Status", key_display="4"),
+        # The arrows move through what the tab shows, whatever has the focus.
+        *(Binding(key, f"move('{key}')", show=False) for key in ("up", "down", "pageup", "pagedown", "home", "end")),
     ]
+    # key -> (a table's action, a scrolled panel's action)
+    MOVES = {"up": ("cursor_up", "scroll_up"), "down": ("cursor_down", "scroll_down"),
+             "pageup": ("page_up", "page_up"), "pagedown": ("page_down", "page_down"),
+             "home": ("scroll_top", "scroll_home"), "end": ("scroll_bottom", "scroll_end")}
+    TAB_BODY = {"failures": FailuresTable, "models": ModelsTable, "when": Heatmap, "status": StatusPanel}
 
     def __init__(self) -> None:
         super().__init__(id="dashboard")
-        self._view: DashboardView | None = None
-        self._now = 0.0
-        self._tz: tzinfo | None = None
-        self._ready = False
+        self._update: ViewUpdate | None = None
 
     def compose(self) -> ComposeResult:
         yield VerdictBar(id="header")
@@ -96,63 +99,88 @@ class DashboardScreen(Screen):
 
     def on_resize(self) -> None:
         self._apply_layout()
-        if self._view is not None:
-            self.show(self._view, self._now, self._tz)
+        if self._update is not None:
+            self.show(self._update)
+            self._show_tab(clock_only=False, every_tab=True)  # each laid out for the new size
 
     def _apply_layout(self) -> None:
         self.set_class(self.compact, "-compact")
         self.set_class(self.size.height < TINY_HEIGHT, "-tiny")
 
     def on_mount(self) -> None:
-        self._ready = True
         self._apply_layout()
-        if self._view is not None:
-            self.show(self._view, self._now, self._tz)
-        else:
-            self.query_one(DecisionPanel).show(None, 0, None, self.compact)
-            self.query_one(TurnDetail).show(turn_detail(None, None, 0, None))
+        self.query_one(DecisionPanel).show(None, 0, None, self.compact)
+        self.query_one(TurnDetail).show(turn_detail(None, None, 0, None))
+        # The failures take the keys first. The focus is not moved on a tab switch (that
+        # re-made the footer's keys: 70 ms of a switch); the arrows are the screen's too.
+        self.query_one(FailuresTable).focus(scroll_visible=False)
+        super().on_mount()
 
     # --- data -------------------------------------------------------------------
 
-    def show(self, view: DashboardView, now: float, tz: tzinfo | None) -> None:
+    def show(self, update: ViewUpdate) -> None:
         """Render what the App computed. Nothing here reads files or the network."""
-        self.show_clock(view, now, tz)
-        if not self._ready:
-            return  # on_mount renders it
-        loading = self.query_one(LoadingLine)
-        loading.display = not view.header.loading.finished
-        if not view.header.loading.finished:
-            loading.show(view.header.loading)
+        self.show_clock(update)
+        loading, header = self.query_one(LoadingLine), update.view.header
+        loading.display = not header.loading.finished
+        if not header.loading.finished:
+            loading.show(header.loading)
         else:
             loading.finish()
-        self.query_one(FailuresTable).show(view.failures, tz, now, self.compact)
-        self._show_detail()
-        self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
-        self.query_one(Heatmap).show(view.heatmap)
+        self._show_tab(clock_only=False)
 
-    def show_clock(self, view: DashboardView, now: float, tz: tzinfo | None) -> None:
+    def show_clock(self, update: ViewUpdate) -> None:
         """What moves with the clock (ages, countdowns): all a second's tick re-shows when
         nothing else changed, and the first part of `show`."""
-        self._view, self._now, self._tz = view, now, tz
-        if not self._ready:
-            return
+        self._update = update
+        view, now, tz = update.view, update.now, update.tz
         self.query_one(VerdictBar).show(view.header)
         self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
         show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
-        self.query_one(StatusPanel).show(view.snapshot, now, tz, getattr(self.app, "status_enabled", True))
+        self._show_tab(clock_only=True)
+
+    def _show_tab(self, clock_only: bool, every_tab: bool = False) -> None:
+        """The tab in view (`every_tab`: all of them): the others are shown when they come
+        into view (an update to a hidden one would still lay the screen out again, several
+        times a second while Codex fails often)."""
+        if self._update is None:
+            return
+        view, now, tz = self._update.view, self._update.now, self._update.tz
+        active = self.query_one(TabbedContent).active
+        tabs = ("failures", "models", "when", "status") if every_tab else (active,)
+        if "status" in tabs:
+            self.query_one(StatusPanel).show(view.snapshot, now, tz, view.status_enabled)
+        if clock_only:
+            return
+        if "failures" in tabs:
+            self.query_one(FailuresTable).show(view.failures, tz, now, self.compact)
+            self._show_detail()
+        if "models" in tabs:
+            self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
+        if "when" in tabs:
+            self.query_one(Heatmap).show(view.heatmap)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        self._show_tab(clock_only=False)
 
     def _show_detail(self) -> None:
-        if self._view is None:
+        if self._update is None:
             return
-        table = self.query_one(FailuresTable)
-        key = table.selected_key
-        turn = next((t for t in self._view.failures if f"{t.session_id}:{t.turn_id}" == key), None)
-        incident, note = self.app.incident_for(turn) if turn is not None and hasattr(self.app, "incident_for") else (None, None)
-        self.query_one(TurnDetail).show(turn_detail(turn, self._tz, self._now, incident, note))
+        view, now, tz = self._update.view, self._update.now, self._update.tz
+        key = self.query_one(FailuresTable).selected_key
+        turn = next((t for t in reversed(view.failures) if turn_key(t) == key), None)  # the newest first
+        incident, note = incident_for_turn(turn, view.snapshot) if turn is not None else (None, None)
+        self.query_one(TurnDetail).show(turn_detail(turn, tz, now, incident, note))
 
     @on(FailuresTable.Chosen)
     def _chosen(self, event: FailuresTable.Chosen) -> None:
         self._show_detail()
+
+    def action_move(self, key: str) -> None:
+        body = self.query_one(self.TAB_BODY[self.query_one(TabbedContent).active])
+        table_action, panel_action = self.MOVES[key]
+        getattr(body, f"action_{table_action if isinstance(body, DataTable) else panel_action}")()
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab

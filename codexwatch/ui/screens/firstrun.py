@@ -12,6 +12,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from codexwatch.ui.messages import ReloadHistory
+
 
 def firstrun_content(problem: str, home: Path) -> Content:
     return Content.assemble(
@@ -56,6 +58,4 @@ class FirstRunScreen(Screen):
 
     def action_close(self) -> None:
         self.app.pop_screen()
-        reload = getattr(self.app, "reload_history", None)
-        if reload is not None:
-            reload()
+        self.app.post_message(ReloadHistory())

@@ -8,20 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from codexwatch.ui.view import DashboardView
-
-
-def report_for(app, view: DashboardView, now: float, tz):
-    """The report of the current episode, else of the latest one; None when there is none."""
-    from codexwatch.core.report import build_report
-
-    episode = view.episode or view.extra.get("latest_episode")
-    if episode is None:
-        return None
-    return build_report(episode, app.turns, app.snapshot, now, tz, home=str(Path.home()))
+from codexwatch.ui.screens import TriageScreen
+from codexwatch.ui.view import ViewUpdate
 
 
 def save_report(text: str, episode_id: str, folder: Path | None = None, suffix: str = "md") -> Path:
@@ -95,7 +85,7 @@ class ReportPreview(Vertical):
         self.app.notify(f"Saved to {path}", title="Report", timeout=6, markup=False)
 
 
-class ReportScreen(Screen):
+class ReportScreen(TriageScreen):
     BINDINGS = [
         Binding("c", "copy", "Copy"),
         Binding("s", "save", "Save"),
@@ -105,28 +95,20 @@ class ReportScreen(Screen):
 
     def __init__(self) -> None:
         super().__init__(id="report")
-        self._pending = None
-        self._ready = False
 
     def compose(self) -> ComposeResult:
         yield Static("", markup=False, id="report-title")
         yield ReportPreview(id="report-preview")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self._ready = True
-        if self._pending is not None:
-            self.show(*self._pending)
-
-    def show(self, view: DashboardView, now: float, tz) -> None:
-        if not self._ready:
-            self._pending = (view, now, tz)
-            return
-        report = report_for(self.app, view, now, tz)
-        episode = view.episode or view.extra.get("latest_episode")
+    def show(self, update: ViewUpdate) -> None:
+        report, episode = update.view.report, update.view.reportable
         title = self.query_one("#report-title", Static)
-        if report is None or episode is None:
+        if episode is None:
             title.update(Content.assemble((" No failure episode to report.", "bold")))
+            return
+        if report is None:
+            title.update(Content.assemble((" Writing the report…", "bold")))
             return
         state = "ongoing" if episode.ongoing else "ended"
         title.update(Content.assemble((f" Report of episode {episode.id} ({state}, {len(episode.failures)} failures)", "bold")))

@@ -1,8 +1,8 @@
 """The triage wizard: the steps of triage-rules.md one at a time, then the report.
 
-The steps come from `codexwatch.core.triage.wizard_steps` and are recomputed whenever the
-logs change, so the wizard notices by itself when the user switched model or opened a new
-thread. The screen only lays them out.
+The steps come from `codexwatch.core.triage.wizard_steps`, built with the view while the
+wizard is open and so recomputed whenever the logs change: the wizard notices by itself
+when the user switched model or opened a new thread. The screen only lays them out.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 
 from codexwatch.ui import fmt
-from codexwatch.ui.screens.report import ReportPreview, report_for
-from codexwatch.ui.view import DashboardView
+from codexwatch.ui.screens import TriageScreen
+from codexwatch.ui.screens.report import ReportPreview
+from codexwatch.ui.view import ViewUpdate
 
 STATE_MARK = {
     "done": ("✔", "done", "$success"),
@@ -77,7 +77,7 @@ def step_content(step, number: int, total: int, episode_note: str | None) -> Con
     return Content.assemble(*parts)
 
 
-class WizardScreen(Screen):
+class WizardScreen(TriageScreen):
     BINDINGS = [
         Binding("n,right", "next", "Next", key_display="n/→"),
         Binding("b,left", "back", "Back", key_display="b/←"),
@@ -99,8 +99,6 @@ class WizardScreen(Screen):
     def __init__(self) -> None:
         super().__init__(id="wizard")
         self.steps: list = []
-        self._ready = False
-        self._pending = None
         self._ended_note: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -114,10 +112,8 @@ class WizardScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._ready = True
         self.set_class(self.size.width < 80, "-narrow")
-        if self._pending is not None:
-            self.show(*self._pending)
+        super().on_mount()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 80, "-narrow")
@@ -128,20 +124,16 @@ class WizardScreen(Screen):
 
     # --- data -------------------------------------------------------------------
 
-    def show(self, view: DashboardView, now: float, tz) -> None:
-        self._pending = (view, now, tz)
-        if not self._ready:
-            return
-        from codexwatch.core.triage import wizard_steps
-
+    def show(self, update: ViewUpdate) -> None:
+        view, now, tz = update.view, update.now, update.tz
         episode = view.episode
-        if episode is not None and view.advice is not None:
-            self.steps = wizard_steps(view.advice, episode, view.snapshot, tz)
+        if episode is not None and view.wizard_steps:
+            self.steps = list(view.wizard_steps)
             self._ended_note = None
-        elif self.steps:
+        elif self.steps and episode is None:
             self._ended_note = "This episode is over: a turn succeeded since. Nothing more to do unless it fails again."
         title = self.query_one("#wizard-title", Static)
-        ep = episode or view.extra.get("latest_episode")
+        ep = view.reportable
         if ep is not None:
             classes = ", ".join(f"{fmt.class_label(c)} ×{n}" for c, n in ep.classes.items())
             title.update(Content.assemble(
@@ -151,12 +143,11 @@ class WizardScreen(Screen):
             ))
         self.index = min(self.index, self.report_index)
         self._render_step()
-        preview = self.query_one(ReportPreview)
-        if ep is not None:
-            preview.show(report_for(self.app, view, now, tz), ep.id)
+        if ep is not None and view.report is not None:
+            self.query_one(ReportPreview).show(view.report, ep.id)
 
     def _render_step(self) -> None:
-        if not self._ready:
+        if not self.is_mounted:
             return
         self.query_one("#wizard-steps", Static).update(steps_content(self.steps, self.index, self.report_index))
         switcher = self.query_one(ContentSwitcher)

@@ -96,10 +96,6 @@ def body_content(view: NowView, now: float, tz: tzinfo | None, compact: bool) ->
             parts.append(("+ ", "bold $accent"))
             parts.append(fmt.one_line(item, 300))
             parts.append("\n")
-        if view.status:
-            parts.append(("status page: ", "$text-muted"))
-            parts.append(fmt.one_line(view.status, 200))
-            parts.append("\n")
     keys: list = []
     if view.commands:
         keys.append(("In Codex: ", "$text-muted"))

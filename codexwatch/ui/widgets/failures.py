@@ -21,6 +21,14 @@ def turn_key(turn: Turn) -> str:
     return f"{turn.session_id}:{turn.turn_id}"
 
 
+class _Placed(Text):
+    """A row's first cell, numbered in the order rows were added: the table sorts by it."""
+
+    def __init__(self, text: str, placed: int) -> None:
+        super().__init__(text)
+        self.placed = placed
+
+
 class FailuresTable(DataTable):
     """Failed turns, newest first. Cells are Text objects: log text is never markup."""
 
@@ -44,6 +52,7 @@ class FailuresTable(DataTable):
         self._keys: list[str] = []
         self._tz: tzinfo | None = None
         self._compact = False
+        self._rows_added = 0
         self._add_columns()
 
     def _add_columns(self) -> None:
@@ -51,21 +60,34 @@ class FailuresTable(DataTable):
             self.add_column(name, key=name)
 
     def show(self, failures: list[Turn] | tuple[Turn, ...], tz: tzinfo | None, now: float, compact: bool = False) -> None:
-        """Newest first. Rows are rebuilt only when the set of failures (or the layout) changed.
+        """Newest first. Rows change only when the set of failures (or the layout) changed:
+        failures that arrived since are added on top, the oldest beyond MAX_ROWS leave, and
+        every other row stays as it is (laying out a row measures each cell: a table of
+        MAX_ROWS redrawn on every arrival kept the UI loop busy while Codex failed often).
 
         The selection stays on the failure it was on; on the newest one it moves to the
         new newest, so a failure that just happened is in view."""
-        newest = list(failures)[-MAX_ROWS:][::-1]
+        newest = list(failures[-MAX_ROWS:])[::-1]
         keys = [turn_key(t) for t in newest]
         if keys == self._keys and tz is self._tz and compact == self._compact:
             return
-        self._tz = tz
         row = self.cursor_row
         selected = self._keys[row] if self._keys and 0 < row < len(self._keys) else None
-        relayout, self._compact = compact != self._compact, compact
-        clear_table(self, relayout, self._add_columns)
-        for turn, key in zip(newest, keys):
-            self.add_row(*self._cells(turn, tz, now, compact), key=key)
+        arrived = self._arrived(keys) if tz is self._tz and compact == self._compact else None
+        if arrived is None:
+            self._tz = tz
+            relayout, self._compact = compact != self._compact, compact
+            clear_table(self, relayout, self._add_columns)
+            self._rows_added = 0
+            arrived = len(keys)
+        else:
+            for key in self._keys[len(keys) - arrived:]:
+                self.remove_row(key)
+        for i, (turn, key) in enumerate(zip(newest[:arrived], keys[:arrived])):
+            self.add_row(*self._cells(turn, tz, now, compact, self._rows_added + arrived - i), key=key)
+        self._rows_added += arrived
+        if len(keys) > arrived > 0:  # the new rows went below the old: put them on top
+            self.sort(self._columns()[0], key=lambda cell: -cell.placed)
         self._keys = keys
         if selected in keys:
             self.move_cursor(row=keys.index(selected), animate=False)
@@ -73,10 +95,25 @@ class FailuresTable(DataTable):
             self.move_cursor(row=0, animate=False)
             self.scroll_to(y=0, animate=False)
 
+    def _arrived(self, keys: list[str]) -> int | None:
+        """How many rows of `keys` are new on top of the rows shown (the rest of which
+        follow in order, the oldest perhaps gone); None when they are not."""
+        if not self._keys:
+            return None
+        try:
+            arrived = keys.index(self._keys[0])
+        except ValueError:
+            return None
+        kept = len(keys) - arrived
+        return arrived if keys[arrived:] == self._keys[:kept] else None
+
+    def _columns(self) -> tuple[str, ...]:
+        return self.COMPACT_COLUMNS if self._compact else self.COLUMNS
+
     @classmethod
-    def _cells(cls, turn: Turn, tz: tzinfo | None, now: float, compact: bool = False) -> list[Text]:
+    def _cells(cls, turn: Turn, tz: tzinfo | None, now: float, compact: bool = False, placed: int = 0) -> list[Text]:
         cells = {
-            "time": Text(fmt.local_time(turn.at, tz, now=now)),
+            "time": _Placed(fmt.local_time(turn.at, tz, now=now), placed),
             "session": Text(fmt.short_id(turn.session_id)),
             "model": Text(fmt.one_line(turn.model or "?", 24)),
             "class": Text(fmt.class_cell(turn.error_class)),

@@ -1,0 +1,103 @@
+"""The view is built off the UI loop, one build at a time, from the newest facts."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from codexwatch.core.models import Turn
+from codexwatch.ui import app as app_module
+from codexwatch.ui import messages as msg
+from codexwatch.ui.widgets.failures import FailuresTable
+
+from .helpers import NOW, CodexWatchApp, config, wait_until
+
+
+def failed(n: int) -> Turn:
+    return Turn(session_id="s", turn_id=f"t{n}", file="f", outcome="failed", error_class="capacity",
+                started_at=NOW - 600 + n, ended_at=NOW - 599 + n, shape="rejected", message=f"boom {n}")
+
+
+class SlowBuilds:
+    """build_dashboard, slowed down, recording where and on what it ran."""
+
+    def __init__(self, monkeypatch, seconds: float) -> None:
+        self.seconds, self.calls, self.in_flight, self.most, self.done = seconds, [], 0, 0, 0
+        self.lock = threading.Lock()
+        self.real = app_module.build_dashboard
+        monkeypatch.setattr(app_module, "build_dashboard", self)
+
+    def __call__(self, turns, *args, **kwargs):
+        with self.lock:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+        try:
+            self.calls.append((threading.current_thread() is threading.main_thread(), len(turns)))
+            time.sleep(self.seconds)
+            return self.real(turns, *args, **kwargs)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+                self.done += 1
+
+
+async def test_builds_run_in_a_worker_one_at_a_time_and_the_newest_facts_win(tmp_path, monkeypatch):
+    builds = SlowBuilds(monkeypatch, 0.3)
+    app = CodexWatchApp(config(tmp_path, load_history=False))
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.post_message(msg.HistoryLoaded([], []))
+        for n in range(1, 8):  # a burst, faster than a build
+            app.post_message(msg.TurnsChanged([failed(i) for i in range(n)]))
+            await pilot.pause(0.02)
+        view = await app.settled()
+        assert len(view.failures) == 7  # the last facts posted, built
+        assert builds.most == 1
+        assert not any(on_main for on_main, _ in builds.calls)
+        assert len(builds.calls) < 8  # coalesced: not one build per change
+        settled = len(builds.calls)
+        await pilot.pause(1.5)  # nothing changes: nothing is built (a request once re-armed itself)
+        assert len(builds.calls) == settled
+
+
+async def test_a_new_failure_is_in_the_table_before_the_build_ends(tmp_path, monkeypatch):
+    app = CodexWatchApp(config(tmp_path, load_history=False))
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.post_message(msg.HistoryLoaded([failed(0)], []))
+        await app.settled()
+        await pilot.pause()
+        builds = SlowBuilds(monkeypatch, 5.0)  # every build from here on outlasts the check
+        turns = [failed(0), failed(1)]
+        app.post_message(msg.TurnsChanged(turns, [], tuple(turns)))
+        table = app.screen.query_one(FailuresTable)
+        assert await wait_until(pilot, lambda: table.row_count == 2, timeout=3.0)
+        assert builds.done == 0  # no build with it has ended
+
+
+async def test_a_build_that_raises_is_shown_and_the_last_view_stays(tmp_path, monkeypatch):
+    app = CodexWatchApp(config(tmp_path, load_history=False, notify=True))
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        app.post_message(msg.HistoryLoaded([failed(0)], []))
+        before = await app.settled()
+
+        def broken(*args, **kwargs):
+            raise ValueError("[bold]no[/] view")
+
+        monkeypatch.setattr(app_module, "build_dashboard", broken)
+        app.post_message(msg.TurnsChanged([failed(0), failed(1)]))
+        assert await wait_until(pilot, lambda: any("view" in (n.title or "") for n in app._notifications))
+        assert app.view is before and not app._building
+        assert any("[bold]no[/] view" in n.message for n in app._notifications)
+
+
+async def test_the_arrows_move_through_the_failures_after_a_tab_switch(tmp_path):
+    app = CodexWatchApp(config(tmp_path, load_history=False))
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.post_message(msg.HistoryLoaded([failed(n) for n in range(5)], []))
+        await app.settled()
+        await pilot.pause()
+        table = app.screen.query_one(FailuresTable)
+        assert table.cursor_row == 0
+        await pilot.press("2", "1", "down", "down")  # the focus left the table with its tab
+        assert table.cursor_row == 2
+        await pilot.press("up", "end")
+        assert table.cursor_row == 4
