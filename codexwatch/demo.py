@@ -119,6 +119,40 @@ def retime(
     return out
 
 
+# The recordings ran under an API-key login, which has no plan windows (`rate_limits` null).
+# The demo fills them as a ChatGPT login records them (0.171's shape), with illustrative
+# figures that climb through each 5-hour and weekly window: the only figures it makes up.
+WINDOW_5H_S, WINDOW_WK_S = 5 * 3600, 7 * 86400
+
+
+def illustrative_limits(at: float) -> dict:
+    def window(length: float, low: float, high: float, minutes: int) -> dict:
+        start = at - at % length
+        used = low + (high - low) * (at - start) / length
+        return {"used_percent": float(round(used)), "window_minutes": minutes,
+                "resets_at": int(start + length)}
+
+    return {"limit_id": "codex", "limit_name": None,
+            "primary": window(WINDOW_5H_S, 4, 96, 300), "secondary": window(WINDOW_WK_S, 8, 92, 10080),
+            "credits": {"has_credits": False, "unlimited": False, "balance": None},
+            "individual_limit": None, "spend_control_reached": None, "plan_type": "plus",
+            "rate_limit_reached_type": None}
+
+
+def with_meter(lines: list[bytes]) -> list[bytes]:
+    """token_count lines whose windows are null given illustrative ones (see above)."""
+    out = []
+    for line in lines:
+        if b'"token_count"' in line and b'"primary":null' in line:
+            obj = orjson.loads(line)
+            at = parse_iso(obj.get("timestamp"))
+            if at is not None and isinstance(obj.get("payload"), dict):
+                obj["payload"]["rate_limits"] = illustrative_limits(at)
+                line = orjson.dumps(obj) + (b"\n" if line.endswith(b"\n") else b"")
+        out.append(line)
+    return out
+
+
 def fresh_ids(lines: list[bytes], rng: random.Random) -> dict[str, str]:
     session, turns = recording_ids(lines)
     ids = {}
@@ -213,6 +247,9 @@ class Demo:
         now = self.clock()
         for start, scenario, model in self._week(now):
             self.write_session(scenario, start, model)
+        # Codex's model list as a ChatGPT login caches it (0.171's bundled catalogue).
+        catalogue = resources.files("codexwatch").joinpath(DATA, "models_cache.json")
+        (self.home / "models_cache.json").write_bytes(catalogue.read_bytes())
         # A TUI session that ran in the last half hour: ok, capacity ×2, 429, ok.
         self.write_session("tui", now - 25 * 60, "gpt-6-sol")
         return self.home
@@ -246,7 +283,7 @@ class Demo:
         lines = load_recording(scenario)
         ids = fresh_ids(lines, self._rng)
         models = {m: model for m in ("gpt-6-sol", "gpt-6.1-sol", "gpt-6-luna")} if scenario != "tui" else {}
-        out = retime(lines, start, ids, models)
+        out = with_meter(retime(lines, start, ids, models))
         session_id, _ = recording_ids(out)
         path = rollout_path(self.home, start, session_id or "unknown")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -285,7 +322,7 @@ class Demo:
             body = []
             if recorded_session:
                 ids[recorded_session] = _session_id_of(session)
-        turn = retime(turns[0], now + 0.05, ids, models) if turns else []
+        turn = with_meter(retime(turns[0], now + 0.05, ids, models)) if turns else []
         # Write as Codex does: the session head at once, then the turn line by line,
         # through one open handle, with the recording's pauses (shortened).
         with open(session, "ab") as fh:

@@ -41,12 +41,12 @@ async def shoot(config: AppConfig, name: str, size: tuple[int, int], keys: tuple
             if app.loading.finished and app.snapshot is not None and app.view and app.view.now:
                 break
             await pilot.pause(0.05)
-        app.refresh_now()
+        await app.settled()
         await pilot.pause()
         for key in keys:
             await pilot.press(key)
             await pilot.pause(0.1)
-        app.refresh_now()
+        await app.settled()
         await pilot.pause(0.2)
         path = app.save_screenshot(f"{name}.svg", path=str(OUT))
     return Path(path)

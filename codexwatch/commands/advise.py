@@ -21,6 +21,8 @@ from codexwatch.core.advice import Advice, advise
 from codexwatch.core.models import StatusSnapshot, Turn
 from codexwatch.core.stats import current_episode, episode_json
 from codexwatch.core.times import iso_utc, parse_iso
+from codexwatch.core.usage import compact, usage_json
+from codexwatch.sources.catalogue import load_catalogue
 
 NOT_CHECKED = "not checked: --no-status"
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # log text must not drive the terminal
@@ -64,8 +66,9 @@ def advice_json(adv: Advice, now: float) -> dict:
         "side": adv.side,
         "tried": adv.tried,
         "open_steps": adv.open_steps,
-        "candidates": [{"model": c.model, "success_rate": round(c.success_rate, 4),
-                        "turns": c.turns, "tier": c.tier, "command": c.command}
+        "candidates": [{"model": c.model,
+                        "success_rate": None if c.success_rate is None else round(c.success_rate, 4),
+                        "turns": c.turns, "tier": c.tier, "command": c.command, "source": c.source}
                        for c in adv.candidates],
         "confidence": adv.confidence,
         "commands": adv.commands,
@@ -74,6 +77,7 @@ def advice_json(adv: Advice, now: float) -> dict:
         "status": adv.status,
         "error_class": adv.error_class,
         "episode": episode_json(adv.episode) if adv.episode is not None else None,
+        "usage": usage_json(adv.usage, adv.usage_session),
         "at": iso_utc(now),
     }
 
@@ -88,12 +92,24 @@ def render(adv: Advice) -> str:
         lines += ["", f"Tried: {', '.join(adv.tried) or 'nothing yet'}; "
                       f"still open: {', '.join(adv.open_steps) or 'nothing'}"]
     if adv.candidates:
-        lines += ["", "Models that worked for you (last 7 days):"]
-        lines += [f"  {c.model:<24} {c.success_rate:>4.0%} of {c.turns} turns  {c.command}"
-                  for c in adv.candidates[:5]]
+        from_list = adv.candidates[0].source == "catalogue"
+        lines += ["", "Models to switch to, in Codex's own order (your record, last 7 days):" if from_list
+                  else "Models that worked for you (last 7 days):"]
+        lines += [f"  {c.model:<24} {_record(c):<18} {c.command}" for c in adv.candidates[:5]]
+    meter = compact(adv.usage)
+    if meter:
+        as_of = adv.usage[0]
+        when = time.strftime(" (as of %a %H:%M)", time.localtime(as_of)) if as_of else ""
+        lines += ["", f"Plan usage: {meter}{when}"]
     if adv.commands:
         lines += ["", "Type:"] + [f"  {c}" for c in adv.commands]
     return _CONTROL.sub("", "\n".join(lines)) + "\n"
+
+
+def _record(c) -> str:
+    if c.success_rate is None:
+        return "not run lately"
+    return f"{c.success_rate:>4.0%} of {c.turns} turns"
 
 
 def run(args, settings) -> int:
@@ -101,7 +117,8 @@ def run(args, settings) -> int:
         now, turns = clock_and_turns(args, settings)
     except HomeUnreadable as exc:
         return fail(str(exc))
-    adv = advise(current_episode(turns, now), turns, status_snapshot(settings, now), now)
+    adv = advise(current_episode(turns, now), turns, status_snapshot(settings, now), now,
+                 catalogue=load_catalogue(settings.codex_home))
     if getattr(args, "json", False):
         sys.stdout.write(orjson.dumps(advice_json(adv, now), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

@@ -82,6 +82,7 @@ def render(stats: dict) -> str:
     quiet = stats["hour_of_week"]["quietest"]
     if quiet:
         parts.append("Quietest hours: " + ", ".join(f"{WEEKDAYS[d]} {h:02d}:00" for d, h in quiet))
+    parts += _usage_and_context(stats)
     p = stats["parser"]
     understood = "-" if p["understood"] is None else f"{p['understood']:.2%}"
     parts.append(
@@ -96,3 +97,22 @@ def _short(text: str | None) -> str:
     if not text:
         return "-"
     return datetime.fromtimestamp(parse_iso(text)).strftime("%a %d %b %H:%M")
+
+
+def _usage_and_context(stats: dict) -> list[str]:
+    out = []
+    usage = stats.get("usage")
+    if usage is not None:
+        windows = [f"{name} {w['used_percent']:g}%" + (f" (resets {_short(w['resets_at'])})" if w["resets_at"] else "")
+                   for name, w in (("5h", usage["primary"]), ("wk", usage["secondary"])) if w is not None]
+        if windows:
+            out.append(f"Plan usage as of {_short(usage['as_of'])}: " + ", ".join(windows))
+    bands = [b for b in stats["context"]["bands"] if b["turns"]]
+    if bands:
+        rows = [[b["band"], str(b["turns"]), str(b["failures"]), f"{b['failure_rate']:.0%}"] for b in bands]
+        out.append(table(rows, ["context fill", "turns", "failed", "rate"]))
+        found = stats["context_threshold"]
+        out.append(f"Context threshold: from {found['band']} ({found['failures']}/{found['turns']} failed, "
+                   f"{found['failures_below']}/{found['turns_below']} below)" if found else
+                   f"Context threshold: none (at least {stats['context']['min_turns']} turns each side)")
+    return out

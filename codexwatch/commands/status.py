@@ -94,6 +94,9 @@ def render_text(snapshot: StatusSnapshot, now: float, tz: tzinfo | None = None) 
         out.append(f"  {_clean(c.name):<28} {_status_word(c.status, c.raw_status)}{group}")
     ongoing = [i for i in snapshot.incidents if i.codex and i.ongoing]
     recent = [i for i in snapshot.incidents if i.codex and not i.ongoing]
+    if snapshot.incidents_error:  # the components answered, no incident source did
+        out += ["", f"Codex incidents: unknown ({_clean(snapshot.incidents_error)}); not the same as none."]
+        return "\n".join(out) + "\n"
     out += ["", "Ongoing Codex incidents:" if ongoing else "Ongoing Codex incidents: none"]
     for inc in ongoing:
         out += _incident_lines(inc, now, tz, latest_only=True)

@@ -62,6 +62,9 @@ class Turn:
     live: bool = False  # an incomplete turn whose file is still being written
     rate_limit_resets_at: float | None = None  # from token_count.rate_limits, when given
     time_to_first_token_ms: int | None = None
+    # The plan's windows as the turn's last token_count gave them (core/usage.py's reading:
+    # a plain tuple), None when it gave no figure.
+    usage: tuple | None = None
 
     @property
     def at(self) -> float:
@@ -218,6 +221,9 @@ class StatusSnapshot:
     last_attempt_at: float | None = None
     fallback: bool = False  # answered by a fallback endpoint (compat JSON or the feed)
     history_error: str | None = None  # the recent-incidents fetch failed; older history kept
+    # The components answered but no incident source did: the incident list is unknown
+    # (empty, not "none"), and this says why.
+    incidents_error: str | None = None
 
     @property
     def codex_incidents_ongoing(self) -> list[Incident]:

@@ -162,6 +162,12 @@ def decode_payload(raw: bytes) -> dict | None:
     return payload if isinstance(payload, dict) else None
 
 
+def decode_line(raw: bytes) -> dict | None:
+    """A whole line decoded, if it is an object."""
+    obj = _decode(raw)
+    return obj if isinstance(obj, dict) else None
+
+
 def _decode(raw: bytes) -> Any:
     try:
         return orjson.loads(raw)

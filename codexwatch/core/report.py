@@ -19,7 +19,8 @@ import re
 import orjson
 
 from codexwatch import __version__
-from codexwatch.core.advice import TRIED_KEYS, span, status_state, tried_steps
+from codexwatch.core.advice_facts import TRIED_KEYS, status_state, tried_steps
+from codexwatch.core.advice_wording import span
 from codexwatch.core.incident_link import link_incident
 from codexwatch.core.models import Episode, Incident, StatusSnapshot, Turn
 from codexwatch.core.redact import redact, redact_value

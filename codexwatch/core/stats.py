@@ -9,10 +9,12 @@ from datetime import datetime, timezone, tzinfo
 from operator import attrgetter, itemgetter
 from typing import Callable, Iterable, Iterator, Mapping
 
+from codexwatch.core import context as ctx
 from codexwatch.core.classify import with_logged_cause
 from codexwatch.core.models import ERROR_CLASSES, OUTCOMES, Episode, FileHealth, Turn
 from codexwatch.core.times import iso_utc
 from codexwatch.core.turns import turn_to_row, turns_from_rows
+from codexwatch.core.usage import Newest, usage_json
 
 EPISODE_GAP = 30 * 60  # a pause this long between failures starts a new episode
 CURRENT_WINDOW = 2 * 3600  # an ongoing episode this recent is the user's trouble "now"
@@ -113,6 +115,8 @@ class StatsFold:
         self._health: dict[str, dict] = {}
         self._unreadable = 0
         self._unknown_infos: Counter = Counter()
+        self._usage = Newest()  # the newest plan windows any turn recorded
+        self._context: Counter = Counter()  # turns (ok or failed) per band of context fill
 
     # -- taking turns in ----------------------------------------------------------------
 
@@ -123,10 +127,13 @@ class StatsFold:
         self._running.update([t.session_id for t in turns if t.live])
         ok_at, ok_start, ok_code, failed = array("d"), array("d"), array("I"), []
         variants, before = self._variants, self._finished.successes
+        bands, band_of = self._context, ctx.band_of
+        self._usage.add(turns)
         for t in turns:
             outcome = t.outcome
             if outcome != "ok" and outcome != "failed":
                 continue  # aborted or incomplete: says neither
+            bands[band_of(t.context_used, t.context_window)] += 1
             at = t.at
             start = t.started_at or at
             if outcome == "ok":
@@ -196,6 +203,7 @@ class StatsFold:
             "turns": self.turns, "outcomes": dict(self._outcomes), "running": list(self._running),
             "variants": list(self._variants), "health": self._health, "unreadable": self._unreadable,
             "unknown_infos": dict(self._unknown_infos), "unrecorded": list(self._unrecorded),
+            "usage": self._usage.export_state(), "context": dict(self._context),
         }
         if self.on_disk:  # stored by its keeper (`spilled`), apart
             state["spilled"] = self._finished.successes
@@ -225,6 +233,7 @@ class StatsFold:
         self._health = dict(state["health"])
         self._finished, self._variants, self._outcomes = finished, variants, outcomes
         self._running, self._unknown_infos, self._unrecorded = running, unknown_infos, unrecorded
+        self._usage, self._context = Newest().restore(state["usage"]), Counter(state["context"])
         if self.on_disk:
             self._spill = None
         elif self._spill is not None and finished.weight > SPILL_BYTES:
@@ -248,7 +257,26 @@ class StatsFold:
             "outcomes": {o: self._outcomes[o] for o in OUTCOMES if self._outcomes[o]},
             **self.model_stats(),
             "hour_of_week": self.hour_of_week(),
+            "usage": self.usage_json(),
+            **self.context(),
         }
+
+    def usage(self) -> tuple[tuple | None, str | None]:
+        """(the newest reading of the plan's windows, core/usage.py; its session)."""
+        return self._usage.reading, self._usage.session_id
+
+    def usage_json(self) -> dict | None:
+        return usage_json(*self.usage())
+
+    def context(self) -> dict:
+        """`{"context": bands, "context_threshold": ... | None}` (core/context.py)."""
+        failures: dict[str, Counter] = {}
+        for _, _, _, t in self._failures():  # with the causes given: found later, they count
+            key = ctx.turn_band(t)
+            failures.setdefault(key, Counter())[t.error_class or "other"] += 1
+        turns = dict(self._context)
+        return {"context": ctx.context_json(turns, failures),
+                "context_threshold": ctx.threshold(turns, failures)}
 
     def result_after(self, last: Episode | None) -> dict:
         """What result() has after its episodes, the last of which is `last`."""

@@ -51,6 +51,18 @@ def counts_for_codex(component: Component) -> bool:
     """Whether a component's state and incidents speak for Codex itself."""
     return component.group != CHATGPT_GROUP
 
+
+TROUBLE_STATUSES = ("degraded_performance", "partial_outage", "major_outage")
+
+
+def codex_components_in_trouble(snapshot: StatusSnapshot | None) -> list[Component]:
+    """The components that speak for Codex (`counts_for_codex`: not the ChatGPT group's
+    "Codex in ChatGPT Desktop") in a degraded or outage state. The one rule the header's
+    status line and the verdict both read."""
+    if snapshot is None or not snapshot.ok:
+        return []
+    return [c for c in snapshot.components if counts_for_codex(c) and c.status in TROUBLE_STATUSES]
+
 RECENT_WINDOW_S = 7 * 86400
 STALE_AFTER_S = 600.0
 
@@ -489,11 +501,11 @@ def select_incidents(ongoing: list[Incident], history: list[Incident], now: floa
 
 def snapshot_ok(*, source: str, fetched_at: float, overall: Overall, components: list[Component],
                 incidents: list[Incident], fallback: bool = False,
-                history_error: str | None = None) -> StatusSnapshot:
+                history_error: str | None = None, incidents_error: str | None = None) -> StatusSnapshot:
     return StatusSnapshot(
         ok=True, error=None, source=source, fetched_at=fetched_at, stale=False, overall=overall,
         components=components, incidents=incidents, last_attempt_at=fetched_at,
-        fallback=fallback, history_error=history_error,
+        fallback=fallback, history_error=history_error, incidents_error=incidents_error,
     )
 
 
@@ -573,6 +585,7 @@ def snapshot_to_json(snapshot: StatusSnapshot) -> dict:
         "stale": snapshot.stale,
         "fallback": snapshot.fallback,
         "history_error": snapshot.history_error,
+        "incidents_error": snapshot.incidents_error,
         "overall": {"indicator": snapshot.overall.indicator, "description": snapshot.overall.description},
         "components": [
             {"id": c.id, "name": c.name, "status": c.status, "group": c.group, "raw_status": c.raw_status}

@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from codexwatch.core.advice import Advice, TriedStep, local_time, status_state
+from codexwatch.core.advice_facts import Advice, TriedStep, status_state
+from codexwatch.core.advice_wording import local_time
 from codexwatch.core.classify import info_key
 from codexwatch.core.models import Episode, StatusSnapshot
 
@@ -115,11 +116,20 @@ def _ladder_step(key: str, advice: Advice, episode: Episode, tz: tzinfo | None) 
 
 def _switch_text(advice: Advice) -> tuple[str, list[str], list[str]]:
     top = advice.candidates[:3]
-    evidence = [f"{c.model} ({c.tier}): {c.success_rate:.0%} of {c.turns} turns succeeded "
-                "in the last 7 days" for c in top] or ["No other model succeeded recently: "
-                                                       "pick one from your own list."]
+    evidence = [_candidate_line(c) for c in top] or ["No other model succeeded recently: "
+                                                     "pick one from your own list."]
     typed = ["/model"] + [c.command for c in top[:1]]
+    if top:
+        typed.append(f'model = "{top[0].model}"  (in config.toml)')
     return "Switch model once", typed, evidence
+
+
+def _candidate_line(c) -> str:
+    if c.success_rate is None:
+        return f"{c.model} ({c.tier}): in Codex's own model list; not run in the last 7 days"
+    where = "in Codex's own model list; " if c.source == "catalogue" else ""
+    return (f"{c.model} ({c.tier}): {where}{c.success_rate:.0%} of {c.turns} turns succeeded "
+            "in the last 7 days")
 
 
 def _new_text(advice: Advice) -> tuple[str, list[str], list[str]]:

@@ -22,6 +22,7 @@ from codexwatch.core import parse as P
 from codexwatch.core.classify import classify
 from codexwatch.core.models import Turn
 from codexwatch.core.times import parse_iso, plausible
+from codexwatch.core.usage import exhausted_reset, full, read_limits
 
 _fromisoformat = datetime.fromisoformat
 
@@ -89,16 +90,6 @@ def _bounded(value: Any, room: int = 8) -> Any:
     return value
 
 
-def _reset_time(limits: dict) -> float | None:
-    """When the exhausted plan window (if any) resets."""
-    resets = []
-    for window in (limits.get("primary"), limits.get("secondary")):
-        if isinstance(window, dict) and (_num(window.get("used_percent")) or 0) >= 100:
-            resets.append(_time(window.get("resets_at")))
-    resets = [r for r in resets if r]
-    return max(resets) if resets else None
-
-
 def _usage_of(info: dict) -> tuple[int | None, int | None, int | None]:
     total, last = info.get("total_token_usage"), info.get("last_token_usage")
     return (
@@ -115,6 +106,17 @@ def _limits_part(raw: bytes) -> bytes:
     if at > 0 and raw.endswith(b"}}"):
         return b'{"payload":{' + raw[at + 1:]
     return raw
+
+
+def _limits_of(raw: bytes) -> tuple | None:
+    """The plan's windows a token_count line gives (core/usage.py's reading), placed at the
+    line's own time."""
+    line = P.decode_line(raw)
+    payload = line.get("payload") if line is not None else None
+    if not isinstance(payload, dict):
+        return None
+    stamp = line.get("timestamp")
+    return read_limits(payload.get("rate_limits"), parse_iso(stamp) if isinstance(stamp, str) else None)
 
 
 def _str(value: Any) -> str | None:
@@ -144,6 +146,8 @@ class TurnAssembler:
         self._fast: bool | None = None
         self._task_mode = False
         self._last_total_tokens = 0
+        self._context: int | None = None  # the context in use as the last request left it
+        self._window: int | None = None
         self._last_raw: bytes | None = None
         self._last_parsed: tuple = (None, None)
         self._pending_tokens: bytes | None = None
@@ -295,11 +299,14 @@ class TurnAssembler:
             info = obj.get("info") if obj is not None else None
             numbers = _usage_of(info) if isinstance(info, dict) else (None, None, None)
         self._take_usage(*numbers)
+        if self.open is not None and b'used_percent"' in raw:  # a window with a figure
+            reading = _limits_of(raw)
+            if reading is not None:
+                self.open.usage = reading
 
-    def _reset_time(self) -> float | None:
-        obj = P.decode_payload(self._limits_raw) if self._limits_raw else None
-        limits = obj.get("rate_limits") if obj is not None else None
-        return _reset_time(limits) if isinstance(limits, dict) else None
+    def _last_limits(self) -> tuple | None:
+        """The reading of the last token_count line seen, in a turn or not."""
+        return _limits_of(self._limits_raw) if self._limits_raw else None
 
     def _take_usage(self, total: int | None, used: int | None, window: int | None) -> None:
         if total is not None:
@@ -308,9 +315,9 @@ class TurnAssembler:
         if turn is None:
             return
         if used is not None:
-            turn.context_used = used
+            turn.context_used = self._context = used
         if window:
-            turn.context_window = window
+            turn.context_window = self._window = window
         turn.tokens = max(0, self._last_total_tokens - self._tokens_at_start)
 
     def _on_task_complete(self, ts, p: dict) -> None:
@@ -366,6 +373,10 @@ class TurnAssembler:
             fast=self._fast,
             started_at=started_at,
             turn_index=len(self.done),
+            # The context in use when it started: what the last request left (a turn that
+            # fails at once writes none of its own).
+            context_used=self._context,
+            context_window=self._window,
         )
         self._has_output = False
         self._error = None
@@ -385,8 +396,12 @@ class TurnAssembler:
                 self.unknown_infos[key] = self.unknown_infos.get(key, 0) + 1
         worked = turn.tool_calls > 0 or self._has_output or bool(turn.time_to_first_token_ms)
         turn.shape = "interrupted" if worked else "rejected"
+        if unrecorded and full(turn.usage):
+            # 0.59-0.140 record no cause for a usage limit, but the failed turn's own
+            # token_count shows the window used up.
+            turn.error_class = "usage_limit"
         if turn.error_class == "usage_limit":
-            turn.rate_limit_resets_at = self._reset_time()
+            turn.rate_limit_resets_at = exhausted_reset(turn.usage) or exhausted_reset(self._last_limits())
 
     def _finish(self) -> None:
         assert self.open is not None
@@ -407,7 +422,7 @@ class TurnAssembler:
             return
         turn.ended_at = self.last_ts
         turn.duration_ms = _span_ms(turn)
-        if self._has_output or turn.tool_calls:
+        if self._has_output:
             turn.outcome = "ok"
         else:
             self._fail(turn, None, None, unrecorded=True)
@@ -424,7 +439,7 @@ class TurnAssembler:
         out = list(self.done)
         turn = self.open
         if turn is not None:
-            if not self._task_mode and (self._has_output or turn.tool_calls):
+            if not self._task_mode and self._has_output:
                 view = _copy(turn, outcome="ok", ended_at=self.last_ts)
             elif not self._task_mode and idle:
                 view = _copy(turn, ended_at=self.last_ts)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import codexwatch
-from codexwatch.core import classify, models, parse, stats, turns
+from codexwatch.core import classify, context, models, parse, stats, turns, usage
 from codexwatch.sources import reader as reader_module
 from codexwatch.sources.reader import RolloutReader
 
@@ -40,7 +40,7 @@ def engine_fingerprint() -> str:
     # A checksum, not a cryptographic hash: it only has to change with the code, and zlib
     # is loaded already where hashlib would cost a start 3 ms.
     data = f"{codexwatch.__version__}/{SCHEMA}".encode()
-    for module in (parse, turns, classify, models, reader_module, stats):
+    for module in (parse, turns, classify, models, reader_module, stats, usage, context):
         data += Path(module.__file__).read_bytes()
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 

@@ -232,32 +232,44 @@ class StatusClient:
         return _parse(st.parse_compat_incidents, _json(body), page_url)
 
     async def _from_fallbacks(self, now: float, reasons: list[str]) -> StatusSnapshot | None:
-        """Statuspage-compatible JSON, then the Atom feed; None when both fail."""
+        """Statuspage-compatible JSON, then the Atom feed; None when both fail. Components
+        that answer without any incident source: a snapshot of the components, its
+        incidents unknown (`incidents_error`)."""
         page_url = st.DEFAULT_PAGE_URL
+        found = None  # (components, overall) from the compatible JSON
         try:
             body = await self._get(st.COMPAT_COMPONENTS_PATH)
-            components, overall = _parse(st.parse_compat_components, _json(body))
+            found = _parse(st.parse_compat_components, _json(body))
             incidents = await self._compat_incidents(page_url)
-            return self._fallback_snapshot(st.COMPAT_COMPONENTS_PATH, now, overall, components, incidents)
+            return self._fallback_snapshot(st.COMPAT_COMPONENTS_PATH, now, *found, incidents)
         except FetchError as exc:
-            reasons.append(f"compat: {exc.reason}")
+            reasons.append(f"compat: {exc.reason}" if found is None else f"compat incidents: {exc.reason}")
             if not exc.fallback_ok:
-                return None
+                return self._components_only(now, found, reasons) if found is not None else None
         try:
             body = await self._get(st.ATOM_PATH, want="xml")
             incidents, named = _parse(st.parse_atom, body, page_url)
         except FetchError as exc:
             reasons.append(f"feed: {exc.reason}")
-            return None
+            return self._components_only(now, found, reasons) if found is not None else None
+        if found is not None:  # the components from the JSON, the incidents from the feed
+            return self._fallback_snapshot(st.COMPAT_COMPONENTS_PATH, now, *found, incidents)
         overall = st.overall_from_statuses(named.values()) if named else Overall(
             "unknown", "Component status unavailable (incident feed only)")
-        return self._fallback_snapshot(st.ATOM_PATH, now, overall, st.components_from_feed(named), incidents)
+        return self._fallback_snapshot(st.ATOM_PATH, now, st.components_from_feed(named), overall, incidents)
 
-    def _fallback_snapshot(self, path, now, overall, components, incidents) -> StatusSnapshot:
+    def _components_only(self, now, found, reasons: list[str]) -> StatusSnapshot:
+        components, overall = found
+        return self._fallback_snapshot(st.COMPAT_COMPONENTS_PATH, now, components, overall, [],
+                                       incidents_error="; ".join(reasons))
+
+    def _fallback_snapshot(self, path, now, components, overall, incidents,
+                           incidents_error: str | None = None) -> StatusSnapshot:
         ongoing = [i for i in incidents if i.ongoing]
         return st.snapshot_ok(
             source=self.url(path), fetched_at=self.clock(), overall=overall, components=components,
             incidents=st.select_incidents(ongoing, incidents, now), fallback=True,
+            incidents_error=incidents_error,
         )
 
     # --- one request -------------------------------------------------------------

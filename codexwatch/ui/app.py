@@ -25,6 +25,7 @@ from textual.signal import Signal
 
 from codexwatch.core.models import Clock, FileHealth, StatusSnapshot, Turn
 from codexwatch.core.status import DEFAULT_PAGE_URL
+from codexwatch.sources.catalogue import CatalogueCache
 from codexwatch.ui import messages as msg
 from codexwatch.ui.screens import TriageScreen
 from codexwatch.ui.themes import THEMES
@@ -95,6 +96,7 @@ class CodexWatchApp(App):
         self.loading = Loading(finished=not config.load_history)
         self.home_problem = config.home_problem
         self.follower_note: str | None = None
+        self._catalogue = CatalogueCache()  # Codex's own model list, read when it changes
         # derived
         self.view: DashboardView | None = None
         self.view_changed: Signal[ViewUpdate] = Signal(self, "view_changed")
@@ -243,8 +245,10 @@ class CodexWatchApp(App):
         turns, health, snapshot, loading = self.turns, self.health, self.snapshot, self.loading
         started = time.monotonic()
         try:
+            catalogue = self._catalogue.get(self.config.codex_home)
             view = build_dashboard(turns, health, snapshot, now, self.tz, loading=loading,
-                                   status_enabled=self.status_enabled, triage=triage)
+                                   status_enabled=self.status_enabled, triage=triage,
+                                   catalogue=catalogue)
         except Exception as exc:  # noqa: BLE001 - shown; the last view stays
             self.post_message(msg.ViewFailed(f"{type(exc).__name__}: {exc}"))
             return

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
 
+from codexwatch.core import context as ctx
+from codexwatch.core import usage as us
 from codexwatch.core.models import Episode, FileHealth, StatusSnapshot, Turn
-from codexwatch.core.status import counts_for_codex
+from codexwatch.core.status import codex_components_in_trouble
 from codexwatch.ui import fmt
 
 
@@ -41,6 +43,8 @@ class HeaderView:
     parser_share: float | None  # share of lines understood, None when nothing read
     parser_note: str  # "3 unknown line types (0.171.0)"
     loading: Loading = Loading(finished=True)
+    meter: str | None = None  # the plan's windows, "5h 34% · wk 61%"; None when unknown
+    meter_level: str = "ok"  # ok | warn (a window at 90 % or more) | bad (one used up)
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,43 @@ class HeatmapView:
 
 
 @dataclass(frozen=True)
+class UsageWindow:
+    name: str  # "5-hour window", "weekly window"
+    used_percent: float
+    resets_at: float | None
+
+
+@dataclass(frozen=True)
+class UsageView:
+    """The user's plan windows as the newest token_count across sessions gave them."""
+
+    as_of: float | None
+    session_id: str | None
+    windows: tuple[UsageWindow, ...]
+    plan_type: str | None = None
+    reached: str | None = None
+
+
+@dataclass(frozen=True)
+class ContextBand:
+    label: str  # "75–90 %", "64k–128k tokens"
+    turns: int
+    failures: int
+    rate: float | None
+
+
+@dataclass(frozen=True)
+class ContextView:
+    """Failure rate by context fill: the bands, the threshold in words."""
+
+    bands: tuple[ContextBand, ...]  # by share of the window
+    by_tokens: tuple[ContextBand, ...]  # turns whose window is unknown (non-empty bands only)
+    threshold: str  # a sentence, found or not
+    threshold_percent: int | None = None  # the band's start, when found
+    unknown: int = 0  # turns with no context figure
+
+
+@dataclass(frozen=True)
 class DashboardView:
     header: HeaderView
     now: NowView | None
@@ -93,6 +134,8 @@ class DashboardView:
     # For the wizard and the report, built only while one of them is open:
     wizard_steps: tuple = ()  # core.triage.WizardStep of the current episode
     report: Any = None  # core.report.Report of the latest episode
+    usage: UsageView | None = None
+    context: ContextView | None = None
 
     @property
     def reportable(self) -> Episode | None:
@@ -131,15 +174,13 @@ def status_summary(snapshot: StatusSnapshot | None, now: float, enabled: bool, t
     ongoing = snapshot.codex_incidents_ongoing
     if ongoing:
         return f"Codex incident: {fmt.one_line(ongoing[0].name, 60)}", "bad", age_text
-    bad = [c for c in _codex_components(snapshot) if c.status not in ("operational", "unknown")]
+    bad = codex_components_in_trouble(snapshot)  # the verdict's rule too
     if bad:
         worst = bad[0]
         return f"{fmt.one_line(worst.name, 30)}: {worst.status.replace('_', ' ')}", "warn", age_text
+    if snapshot.incidents_error:
+        return "Codex components operational · incidents unknown", "unknown", age_text
     return "Codex operational", "ok", age_text
-
-
-def _codex_components(snapshot: StatusSnapshot):
-    return list(snapshot.components)
 
 
 def verdict(turns: list[Turn], episode: Episode | None, snapshot: StatusSnapshot | None, now: float) -> tuple[str, str]:
@@ -154,10 +195,7 @@ def verdict(turns: list[Turn], episode: Episode | None, snapshot: StatusSnapshot
         return "failing", f"{n} failed turn{'s' if n != 1 else ''} in a row ({classes})"
     if snapshot is not None and snapshot.ok and snapshot.codex_incidents_ongoing:
         return "degraded", "Codex incident on the status page"
-    if snapshot is not None and snapshot.ok and any(
-        c.status in ("degraded_performance", "partial_outage", "major_outage")
-        for c in snapshot.components if counts_for_codex(c)
-    ):
+    if codex_components_in_trouble(snapshot):  # the header's rule too
         return "degraded", "a Codex component is degraded"
     recent = [t for t in turns if t.failed and now - t.at < 3600]
     if recent:
@@ -166,6 +204,48 @@ def verdict(turns: list[Turn], episode: Episode | None, snapshot: StatusSnapshot
 
 
 # --- the whole dashboard ----------------------------------------------------------
+
+
+def usage_view(reading: tuple | None, session_id: str | None) -> UsageView | None:
+    if reading is None:
+        return None
+    windows = tuple(UsageWindow(us.window_words(w[1], name), w[0], w[2]) for name, w in us.windows(reading))
+    return UsageView(reading[us.AS_OF], session_id, windows, reading[us.PLAN_TYPE], reading[us.REACHED])
+
+
+def meter(reading: tuple | None, now: float) -> tuple[str | None, str]:
+    """The header's `5h 34% · wk 61%` and its level, from the windows that have not reset
+    since they were read (one that has stands no longer where the figure says)."""
+    current = [(name, w) for name, w in us.windows(reading) if w[2] is None or w[2] > now]
+    if not current:
+        return None, "ok"
+    top = max(w[0] for _, w in current)
+    level = "bad" if top >= us.FULL else ("warn" if top >= us.NEAR_FULL else "ok")
+    return " · ".join(f"{name} {us.percent(w[0])}%" for name, w in current), level
+
+
+def context_view(found: dict) -> ContextView | None:
+    bands = found["context"]
+    if not any(b["turns"] for b in bands["bands"] + bands["by_tokens"]):
+        return None
+
+    def band(b: dict) -> ContextBand:
+        return ContextBand(b["band"], b["turns"], b["failures"], b["failure_rate"])
+
+    threshold = found["context_threshold"]
+    if threshold is not None:
+        words = ctx.threshold_sentence(threshold)
+        text = f"Threshold: {words[0].upper()}{words[1:]}."
+    else:
+        text = (f"No threshold: no band of context fill fails twice as often as the turns below "
+                f"it, with at least {bands['min_turns']} turns on each side.")
+    return ContextView(
+        bands=tuple(band(b) for b in bands["bands"]),
+        by_tokens=tuple(band(b) for b in bands["by_tokens"] if b["turns"]),
+        threshold=text,
+        threshold_percent=threshold["from_percent"] if threshold is not None else None,
+        unknown=bands["unknown"],
+    )
 
 
 def now_view(advice: Any, episode: Episode | None, last_failure: Turn | None) -> NowView:
@@ -265,9 +345,11 @@ def build_dashboard(
     loading: Loading = Loading(finished=True),
     status_enabled: bool = True,
     triage: bool = False,
+    catalogue: Any = None,
 ) -> DashboardView:
     """Everything the screens show. Heavy on a long history (a fold over every turn):
-    the App calls it in a worker thread. `triage`: also the wizard's steps and the report."""
+    the App calls it in a worker thread. `triage`: also the wizard's steps and the report.
+    `catalogue`: Codex's own model list (core.catalogue), when there is one."""
     from codexwatch.core import stats
     from codexwatch.core.advice import advise
 
@@ -276,7 +358,9 @@ def build_dashboard(
     current = stats.current_of(all_episodes, now)
     failures = tuple(t for t in turns if t.failed)
     last_failure = max(failures, key=lambda t: t.at) if failures else None
-    advice = advise(current, turns, snapshot, now, tz) if loading.finished else None
+    advice = advise(current, turns, snapshot, now, tz, catalogue=catalogue) if loading.finished else None
+    reading, reading_session = fold.usage()
+    meter_text, meter_level = meter(reading, now)
     v, reason = verdict(turns, current, snapshot, now)
     if not loading.finished and not turns:
         v, reason = "loading", "reading history"
@@ -294,6 +378,8 @@ def build_dashboard(
         parser_share=share,
         parser_note=note,
         loading=loading,
+        meter=meter_text,
+        meter_level=meter_level,
     )
     latest = all_episodes[-1] if all_episodes else None
     steps, report = triage_of(advice, current, latest, turns, snapshot, now, tz) if triage else ((), None)
@@ -310,6 +396,8 @@ def build_dashboard(
         status_enabled=status_enabled,
         wizard_steps=steps,
         report=report,
+        usage=usage_view(reading, reading_session),
+        context=context_view(fold.context()),
     )
 
 

@@ -31,6 +31,8 @@ def make_home(tmp_path: Path) -> Path:
     home = tmp_path / "codex-home"
     for folder in ("tui-0.140.0", "tui-0.171.0", "exec-0.120.0"):
         shutil.copytree(REAL_CLI / folder, home, dirs_exist_ok=True)  # logs_2.sqlite included
+    # Codex's model list, as a ChatGPT login caches it: read, never written.
+    shutil.copy(REAL_CLI.parent / "codex-models" / "bundled-0.171.0.json", home / "models_cache.json")
     return home
 
 

@@ -67,7 +67,8 @@ async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp
         # the newest was selected, so the selection moved on to the new newest
         assert await wait_until(pilot, lambda: table.cursor_row == 0 and "capacity" in text_of(app.screen.query_one(TurnDetail)))
         assert app.view.episode is not None and app.view.episode.ongoing
-        assert "FAILING" in text_of(app.screen.query_one(VerdictBar))
+        # The screens get a view on the loop's next turn (the signal calls them later).
+        assert await wait_until(pilot, lambda: "FAILING" in text_of(app.screen.query_one(VerdictBar)))
         assert "NO FAILURES" not in band_text(app)
 
 

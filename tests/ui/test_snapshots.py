@@ -35,16 +35,34 @@ def make_app(tmp_path: Path) -> CodexWatchApp:
                                 status_transport=hanging_transport()))
 
 
+def with_usage(turns):
+    """The recordings ran under an API-key login (no windows): the newest turn is given a
+    reading in 0.171's shape, as a ChatGPT login records it."""
+    from codexwatch.core.usage import read_limits
+
+    newest = max(turns, key=lambda t: t.at)
+    newest.usage = read_limits({
+        "limit_id": "codex", "limit_name": None, "credits": None, "plan_type": "plus",
+        "primary": {"used_percent": 34.0, "window_minutes": 300, "resets_at": NOW + 5760},
+        "secondary": {"used_percent": 61.0, "window_minutes": 10080, "resets_at": NOW + 3 * 86400 + 3600},
+        "individual_limit": None, "spend_control_reached": None, "rate_limit_reached_type": None,
+    }, newest.at)
+    return turns
+
+
 def failing_again(turns):
     """The TUI session's last failure, again two minutes ago: an ongoing episode."""
     last = max((t for t in turns if t.failed and t.error_class == "capacity"), key=lambda t: t.at)
     return turns + [replace(last, turn_id=last.turn_id + "-again", started_at=NOW - 130, ended_at=NOW - 120)]
 
 
-def feeder(incident: bool = True, keys: tuple[str, ...] = (), failing: bool = False, status=None):
+def feeder(incident: bool = True, keys: tuple[str, ...] = (), failing: bool = False, status=None,
+           usage: bool = False):
     async def run_before(pilot) -> None:
         app = pilot.app
         turns, health = fixture_facts()
+        if usage:
+            turns = with_usage(turns)
         app.post_message(msg.HistoryLoaded(failing_again(turns) if failing else turns, health))
         app.post_message(msg.StatusUpdated(status or snapshot_ok(NOW, incident=incident)))
         await pilot.pause()
@@ -67,6 +85,10 @@ def test_dashboard(snap_compare, tmp_path, size):
 @pytest.mark.parametrize("tab", ["2", "3", "4"], ids=["models", "when", "status"])
 def test_tabs(snap_compare, tmp_path, tab):
     assert snap_compare(make_app(tmp_path), run_before=feeder(keys=(tab,)), terminal_size=(120, 36))
+
+
+def test_models_tab_with_the_plans_usage(snap_compare, tmp_path):
+    assert snap_compare(make_app(tmp_path), run_before=feeder(keys=("2",), usage=True), terminal_size=(120, 36))
 
 
 def test_help(snap_compare, tmp_path):

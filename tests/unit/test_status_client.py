@@ -257,7 +257,9 @@ async def test_atom_fallback_when_proxy_and_compat_fail():
     assert st.codex_in_trouble(snap)
 
 
-async def test_compat_needs_both_components_and_incidents():
+async def test_components_without_incidents_answer_with_the_incidents_unknown():
+    """The incident.io endpoints fail, components.json answers, incidents.json and the feed do
+    not: the components, no incident, and why the incidents are unknown (never "none")."""
     page = FakePage(
         summary=httpx.Response(500),
         components=httpx.Response(200, content=(OWN / "compat_components.json").read_bytes(), headers=JSON),
@@ -265,8 +267,25 @@ async def test_compat_needs_both_components_and_incidents():
     )
     async with client_for(page) as client:
         snap = await client.fetch()
-    assert not snap.ok  # statuses without the incident list would hide an open incident
-    assert "compat: HTTP 502" in snap.error
+    assert snap.ok and snap.fallback and snap.incidents == []
+    assert snap.incidents_error == "proxy: HTTP 500; compat incidents: HTTP 502; feed: HTTP 404"
+    assert {c.name: c.status for c in snap.components}["Codex API"] == "major_outage"
+    assert st.snapshot_to_json(snap)["incidents_error"] == snap.incidents_error
+    assert page.paths[-1] == st.ATOM_PATH  # the feed was asked for the incidents
+
+
+async def test_components_with_the_feed_for_incidents():
+    page = FakePage(
+        summary=httpx.Response(500),
+        components=httpx.Response(200, content=(OWN / "compat_components.json").read_bytes(), headers=JSON),
+        incidents=httpx.Response(502),
+        atom=httpx.Response(200, content=(OWN / "history.atom").read_bytes(),
+                            headers={"content-type": "application/atom+xml"}),
+    )
+    async with client_for(page) as client:
+        snap = await client.fetch()
+    assert snap.ok and snap.incidents_error is None and snap.source == BASE + st.COMPAT_COMPONENTS_PATH
+    assert snap.incidents and {c.name: c.status for c in snap.components}["Codex API"] == "major_outage"
 
 
 async def test_history_failure_keeps_the_summary_and_says_so():

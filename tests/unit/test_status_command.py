@@ -214,3 +214,16 @@ def test_shift_times_leaves_other_strings_alone():
     moved = shift_times(payload, 3600)
     assert moved == {"a": ["2026-11-29T09:00:00.000Z", "2026-11-29T09:00:00.500Z"], "b": "Codex", "c": None,
                      "d": 3, "e": "2026-11-29"}
+
+
+def test_components_without_incidents_exit_0_and_say_incidents_unknown(page, capsys):
+    page["routes"][st.COMPAT_COMPONENTS_PATH] = (OWN / "compat_components.json").read_bytes()
+    page["routes"][st.COMPAT_INCIDENTS_PATH] = httpx.Response(503)
+    assert cli.main(["status", "--json", "--status-url", "https://status.test"]) == 0
+    data = orjson.loads(capsys.readouterr().out)
+    assert data["ok"] is True and data["incidents"] == []
+    assert "compat incidents: HTTP 503" in data["incidents_error"]
+    assert cli.main(["status", "--status-url", "https://status.test"]) == 0
+    text = capsys.readouterr().out
+    assert "Codex incidents: unknown (" in text and "not the same as none" in text
+    assert "Ongoing Codex incidents: none" not in text

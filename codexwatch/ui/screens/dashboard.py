@@ -18,6 +18,7 @@ from codexwatch.ui.widgets.header import VerdictBar
 from codexwatch.ui.widgets.heatmap import Heatmap
 from codexwatch.ui.widgets.models import ModelsTable
 from codexwatch.ui.widgets.status import StatusPanel
+from codexwatch.ui.widgets.usage import UsagePanel
 
 COMPACT_WIDTH = 80
 COMPACT_HEIGHT = 24
@@ -84,6 +85,7 @@ class DashboardScreen(ViewScreen):
                 yield FailuresTable(id="failures-table")
                 yield TurnDetail(id="turn-detail")
             with TabPane("Models", id="models"):
+                yield UsagePanel(id="usage")
                 yield ModelsTable(id="models-table")
             with TabPane("When", id="when"):
                 yield Heatmap(id="heatmap")
@@ -150,6 +152,8 @@ class DashboardScreen(ViewScreen):
         tabs = ("failures", "models", "when", "status") if every_tab else (active,)
         if "status" in tabs:
             self.query_one(StatusPanel).show(view.snapshot, now, tz, view.status_enabled)
+        if "models" in tabs:  # the reset countdowns move with the clock
+            self.query_one(UsagePanel).show(view.usage, now, tz, narrow=self.size.width < COMPACT_WIDTH)
         if clock_only:
             return
         if "failures" in tabs:
@@ -158,7 +162,7 @@ class DashboardScreen(ViewScreen):
         if "models" in tabs:
             self.query_one(ModelsTable).show(view.models, narrow=self.size.width < COMPACT_WIDTH)
         if "when" in tabs:
-            self.query_one(Heatmap).show(view.heatmap)
+            self.query_one(Heatmap).show(view.heatmap, view.context)
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:

@@ -23,14 +23,15 @@ STATUS_STYLE = {
     "unknown": "$warning",
     "off": "$text-muted",
 }
+METER_STYLE = {"ok": "", "warn": "bold $warning", "bad": "bold $error"}
 STATUS_GLYPH = {"ok": "●", "warn": "▲", "bad": "✖", "unknown": "?", "off": "○"}
 
 
 def header_content(view: HeaderView, width: int) -> Content:
     """The header in `width` cells. The verdict and the status page always show; loading
     progress and a parser share below 99 % too, the status text shortened to make room if
-    it must be; then, while they fit whole, a healthy parser share, running sessions, the
-    verdict's reason, the parser's note. Words stay words: a narrow pane drops a part
+    it must be; then, while they fit whole, a healthy parser share, the plan's usage meter,
+    running sessions, the verdict's reason, the parser's note. Words stay words: a narrow pane drops a part
     rather than abbreviating it."""
     verdict = [(f" {fmt.VERDICT_GLYPHS.get(view.verdict, '?')} {view.verdict.upper()} ",
                 VERDICT_STYLE.get(view.verdict, "bold"))]
@@ -56,6 +57,8 @@ def _optional_parts(view: HeaderView) -> list[tuple[str, list]]:
     if not view.loading.finished:
         done = f"loading {view.loading.done}/{view.loading.total}" if view.loading.fraction is not None else "loading…"
         parts.append(("loading", [(f" │ {done}", "$accent")]))
+    if view.meter:  # the plan's windows: first of the rest, where a glance finds them
+        parts.append(("meter", [" │ ", (view.meter, METER_STYLE.get(view.meter_level, ""))]))
     if view.parser_share is None:
         parts.append(("parser", [" │ ", ("parser —", "$text-muted")]))
     else:
@@ -81,7 +84,7 @@ def _assemble(view: HeaderView, verdict: list, optional: list, chosen: set[str],
     parts += ["│ ", (f"{STATUS_GLYPH.get(st, '?')} {text}", STATUS_STYLE.get(st, ""))]
     if view.status_age:
         parts.append((f" ({view.status_age})", "$text-muted"))
-    for name in ("running", "parser", "note", "loading"):
+    for name in ("meter", "running", "parser", "note", "loading"):
         if name in chosen:
             parts += named[name]
     return Content.assemble(*parts)

@@ -1,4 +1,5 @@
-"""When tab: an hour-of-week heatmap of failures and of turns, the quietest hours marked.
+"""When tab: the failure rate by context fill and the user's threshold (when the thread is full),
+then an hour-of-week heatmap of failures and of turns, the quietest hours marked.
 
 Density is drawn with shade characters, so it reads without colour too."""
 
@@ -9,8 +10,9 @@ from textual.content import Content
 from textual.widgets import Static
 
 from codexwatch.core.times import WEEKDAYS
-from codexwatch.ui.view import HeatmapView
+from codexwatch.ui.view import ContextView, HeatmapView
 from codexwatch.ui.widgets import show_content
+from codexwatch.ui.widgets.usage import ContextCurve
 
 SHADES = (" ·", "░░", "▒▒", "▓▓", "██")
 
@@ -61,7 +63,9 @@ class Heatmap(VerticalScroll):
     """
 
     def compose(self):
+        yield ContextCurve(id="context-curve")
         yield Static("", markup=False, id="heatmap-body")
 
-    def show(self, view: HeatmapView | None) -> None:
+    def show(self, view: HeatmapView | None, context: ContextView | None = None) -> None:
         show_content(self.query_one("#heatmap-body", Static), heatmap_content(view))
+        self.query_one(ContextCurve).show(context)

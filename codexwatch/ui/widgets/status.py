@@ -56,6 +56,13 @@ def status_content(snapshot: StatusSnapshot | None, now: float, tz: tzinfo | Non
         lines.append(f"  {fmt.one_line(comp.name, 60).ljust(min(width, 60))}  ")
         lines.append((mark, style))
         lines.append("\n")
+    if snapshot.incidents_error:  # the components answered, no incident source did
+        lines.append("\n")
+        lines.append(("Incidents\n", "bold underline"))
+        lines.append(("  ? incidents unknown: ", "bold $warning"))
+        lines.append(fmt.one_line(snapshot.incidents_error, 300))
+        lines.append(("\n  Unknown is not “none”: an incident may be open.\n", "$text-muted"))
+        return Content.assemble(*lines)
     ongoing = [i for i in snapshot.incidents if i.ongoing]
     recent = [i for i in snapshot.incidents if not i.ongoing]
     lines.append("\n")
