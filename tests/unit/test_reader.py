@@ -170,9 +170,10 @@ from tests.conftest import SHARED_FIXTURES  # noqa: E402
 
 
 def _skim_cases():
-    """Every recording: the repository's, and the shared real, real-cli and third-party
-    ones when they are there."""
+    """Every recording: the repository's (real-cli, own-cli), and the shared real, real-cli
+    and third-party ones when they are there."""
     paths = sorted(str(p) for p in REAL_CLI.rglob("*.jsonl"))
+    paths += sorted(str(p) for p in (REAL_CLI.parent / "own-cli").rglob("*.jsonl"))
     for folder in ("real", "real-cli", "thirdparty"):
         paths += sorted(glob.glob(str(SHARED_FIXTURES / "rollouts" / folder / "**" / "*.jsonl"),
                                   recursive=True))
