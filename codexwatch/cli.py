@@ -21,7 +21,11 @@ COMMANDS = {
     "status": "Codex components and incidents from status.openai.com",
     "advise": "what to do now, with the evidence (exit code says which action)",
     "report": "a redacted report of a failure episode, ready to paste",
+    "run": "run `codex exec`, retrying through capacity errors the way the field guide says",
 }
+
+RUN_USAGE = ("codexwatch run [options] -- codex exec [codex args] PROMPT\n"
+             "       codexwatch run --tasks FILE [--jobs N] [options] -- codex exec [codex args]")
 
 
 def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
@@ -55,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--theme", metavar="NAME", help="Textual theme (default textual-dark)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
+        if name == "run":
+            _run_parser(sub, help_text)
+            continue
         cmd = sub.add_parser(name, help=help_text, description=help_text)
         _common(cmd, suppress=True)
         cmd.add_argument("--json", action="store_true", help="machine-readable output")
@@ -66,6 +73,40 @@ def build_parser() -> argparse.ArgumentParser:
                              help="episode id from 'stats', or 'latest' (default)")
             cmd.add_argument("--output", metavar="FILE", help="write the report to FILE")
     return parser
+
+
+def _run_parser(sub, help_text: str) -> None:
+    cmd = sub.add_parser("run", help=help_text, usage=RUN_USAGE, description=help_text + ". "
+                         "Exit 0 when every task ended in a successful turn, else the exit codes "
+                         "of `advise` (11-22), 130/143 when interrupted, 2 for a bad argument, or "
+                         "Codex's own status when it failed outside a turn.")
+    default = argparse.SUPPRESS
+    cmd.add_argument("--codex-home", metavar="DIR", default=default,
+                     help="Codex home the runs write to (default: $CODEX_HOME, else ~/.codex)")
+    cmd.add_argument("--status-url", metavar="URL", default=default,
+                     help="status page base URL (default: https://status.openai.com)")
+    cmd.add_argument("--no-status", action="store_true", default=default,
+                     help="do not contact the status page")
+    cmd.add_argument("--models", metavar="M1,M2,...",
+                     help="models to walk down on capacity (default: Codex's catalogue, else "
+                     "the models that worked in your history)")
+    cmd.add_argument("--backoff", metavar="LIST",
+                     help="waits after successive capacity or server failures, each +-20%% "
+                     "(default 30s,2m,10m,30m)")
+    cmd.add_argument("--quick", metavar="LIST",
+                     help="waits after successive broken streams, same model (default 5s,15s,30s)")
+    cmd.add_argument("--give-up-after", metavar="DUR",
+                     help="stop once this long has passed since the first failure (default 30m)")
+    cmd.add_argument("--wait-for-reset", metavar="MAX",
+                     help="wait through a usage limit whose reset is known and within MAX "
+                     "(default: stop at once, exit 17)")
+    cmd.add_argument("--tasks", metavar="FILE",
+                     help="one prompt per non-empty line, each passed as the last argument")
+    cmd.add_argument("--jobs", metavar="N", type=int,
+                     help="tasks run at once in --tasks mode, 0.5-2 s apart (default 2)")
+    cmd.add_argument("--summary", metavar="FILE", help="write the JSON summary to FILE")
+    cmd.add_argument("--archive", metavar="DIR",
+                     help="on a final failure, write report.md, report.json and summary.json here")
 
 
 def _settings_from(args: argparse.Namespace):
@@ -84,7 +125,15 @@ def _settings_from(args: argparse.Namespace):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    codex = None
+    if "--" in argv and "run" in argv[: argv.index("--")]:
+        # Everything after `--` is Codex's command line, untouched by argparse.
+        at = argv.index("--")
+        argv, codex = argv[:at], argv[at + 1:]
     args = parser.parse_args(argv)
+    if args.command == "run":
+        args.codex = codex
     try:
         settings = _settings_from(args)
     except ConfigError as exc:

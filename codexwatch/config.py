@@ -31,6 +31,7 @@ class Settings:
     notify: bool = True
     theme: str = "textual-dark"
     cache_dir: Path | None = None  # None: the platform's user cache directory
+    state_dir: Path | None = None  # None: the platform's user state directory (`run`'s state)
     use_cache: bool = True
 
 
@@ -57,7 +58,7 @@ def default_config_path(env: Mapping[str, str]) -> Path:
 
 def _coerce(name: str, value: Any) -> Any:
     kind = {f.name: f.type for f in fields(Settings)}[name]
-    if name in ("codex_home", "cache_dir"):
+    if name in ("codex_home", "cache_dir", "state_dir"):
         # Absolute: the index names files by path, and a path relative to wherever the
         # command was started would not match the next start's.
         return Path(str(value)).expanduser().absolute()

@@ -10,6 +10,7 @@ from codexwatch.config import Settings, parse_duration
 
 def app_config(args: argparse.Namespace, settings: Settings):
     from codexwatch.sources.history import home_problem
+    from codexwatch.sources.runs import default_state_dir
     from codexwatch.ui.app import AppConfig
 
     return AppConfig(
@@ -24,6 +25,7 @@ def app_config(args: argparse.Namespace, settings: Settings):
         use_cache=settings.use_cache,
         cache_dir=settings.cache_dir,
         home_problem=home_problem(settings.codex_home) if not settings.codex_home.exists() else None,
+        runs_state_dir=settings.state_dir or default_state_dir(),
     )
 
 

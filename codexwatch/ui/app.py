@@ -38,6 +38,7 @@ CLOCK_TICK_S = 1.0  # countdowns and ages move once a second
 # is in an episode with a back-off counting down.
 REBUILD_IDLE_S = 60.0
 REBUILD_EPISODE_S = 10.0
+RUNS_POLL_S = 1.0  # `codexwatch run`'s state directory: a handful of small files
 
 
 @dataclass
@@ -63,6 +64,7 @@ class AppConfig:
     hot_interval: float = 0.25
     demo: Any = None  # a codexwatch.demo.Demo that replays failures into the home
     home_problem: str | None = None  # set by the command when there is nothing to read
+    runs_state_dir: Path | None = None  # where `codexwatch run` records runs; None: not watched
     extra: dict = field(default_factory=dict)
 
 
@@ -96,6 +98,7 @@ class CodexWatchApp(App):
         self.loading = Loading(finished=not config.load_history)
         self.home_problem = config.home_problem
         self.follower_note: str | None = None
+        self.runs: list[dict] = []  # `codexwatch run` supervisors (the Runs tab)
         self._catalogue = CatalogueCache()  # Codex's own model list, read when it changes
         # derived
         self.view: DashboardView | None = None
@@ -142,6 +145,8 @@ class CodexWatchApp(App):
             self._poll_status()
         if self.config.demo is not None:
             self._replay_demo()
+        if self.config.runs_state_dir is not None:
+            self._watch_runs()
         self._request_view()
 
     def on_unmount(self) -> None:
@@ -235,6 +240,20 @@ class CodexWatchApp(App):
         finally:
             await client.aclose()
 
+    @work(thread=True, exclusive=True, group="runs", exit_on_error=False, description="Watching runs")
+    def _watch_runs(self) -> None:
+        from codexwatch.sources.runs import read_runs
+
+        last = None
+        while not self._stop.is_set():
+            runs = read_runs(self.config.runs_state_dir, self.clock())
+            key = [(r.get("pid"), r.get("started_at"), r.get("live"), r.get("updated_at"), r.get("ended_at"))
+                   for r in runs]
+            if key != last:
+                last = key
+                self.post_message(msg.RunsUpdated(runs))
+            self._stop.wait(RUNS_POLL_S)
+
     @work(exclusive=True, group="demo", exit_on_error=False, description="Replaying demo failures")
     async def _replay_demo(self) -> None:
         await self.config.demo.replay(self._astop)
@@ -320,6 +339,11 @@ class CodexWatchApp(App):
         self.follower_note = message.text
         self.notify(message.text, title="Live follow", severity="warning", markup=False)
 
+    @on(msg.RunsUpdated)
+    def _runs(self, message: msg.RunsUpdated) -> None:
+        self.runs = message.runs
+        self._publish(rebuilt=False)  # shown with the clock, as the countdowns are
+
     @on(msg.StatusUpdated)
     def _status(self, message: msg.StatusUpdated) -> None:
         self.snapshot = message.snapshot
@@ -358,7 +382,7 @@ class CodexWatchApp(App):
         if self.view is None:
             return
         self._last_show = time.monotonic()
-        self.last_update = ViewUpdate(self.view, self.clock(), self.tz, rebuilt)
+        self.last_update = ViewUpdate(self.view, self.clock(), self.tz, rebuilt, tuple(self.runs))
         self.view_changed.publish(self.last_update)
 
     def _rebuild_every(self) -> float:
@@ -500,6 +524,7 @@ class CodexWatchApp(App):
         yield SystemCommand("Show models", "Failure rate per model, effort and Fast", lambda: self.action_tab("models"))
         yield SystemCommand("Show when", "Hour-of-week heatmap of failures and turns", lambda: self.action_tab("when"))
         yield SystemCommand("Show status page", "Codex components and incidents", lambda: self.action_tab("status"))
+        yield SystemCommand("Show runs", "codexwatch run supervisors: tasks, attempts, back-off", lambda: self.action_tab("runs"))
         yield SystemCommand("Refresh status now", "Ask the status page at once", self.action_refresh_status)
         yield SystemCommand(f"Bell: turn {'off' if self.bell_on else 'on'}", "Terminal bell on new failures and incidents", self.action_toggle_bell)
         yield SystemCommand(

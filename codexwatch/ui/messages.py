@@ -80,3 +80,13 @@ class StatusUpdated(Message, bubble=False):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, StatusUpdated)
+
+
+@dataclass
+class RunsUpdated(Message, bubble=False):
+    """The `codexwatch run` supervisors recorded in the state directory (sources.runs.read_runs)."""
+
+    runs: list[dict]
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RunsUpdated)

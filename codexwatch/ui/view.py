@@ -151,6 +151,7 @@ class ViewUpdate:
     now: float
     tz: tzinfo | None
     rebuilt: bool  # False: only the clock moved (ages, countdowns)
+    runs: tuple = ()  # `codexwatch run` supervisors as recorded (sources.runs.read_runs)
 
 
 # --- header -----------------------------------------------------------------------

@@ -123,3 +123,34 @@ def test_first_run(snap_compare, tmp_path):
     problem = "No Codex home at ~/.codex (looked there because CODEX_HOME is not set)."
     app = CodexWatchApp(config(Path("/home/dev/.codex"), load_history=False, home_problem=problem))
     assert snap_compare(app, terminal_size=(100, 30))
+
+
+def runs_feeder():
+    """Three recorded supervisors at NOW: one backing off, one killed mid-run, one that gave up."""
+    runs = [
+        {"pid": 4242, "started_at": NOW - 300, "heartbeat_at": NOW - 2, "live": True, "cwd": "~/src/shop-api",
+         "ended_at": None, "tasks": [
+             {"task": 1, "state": "ok", "attempt": 1, "model": "gpt-6-sol", "until": None},
+             {"task": 2, "state": "backing_off", "attempt": 3, "model": "gpt-6-terra", "until": NOW + 95},
+             {"task": 3, "state": "running", "attempt": 1, "model": "gpt-6-sol", "until": None},
+             {"task": 4, "state": "queued", "attempt": 0, "model": None, "until": None}]},
+        {"pid": 4100, "started_at": NOW - 3600, "heartbeat_at": NOW - 3000, "live": False,
+         "cwd": "~/src/[red]docs[/red]", "ended_at": None, "tasks": [
+             {"task": 1, "state": "backing_off", "attempt": 2, "model": "gpt-6-sol", "until": NOW - 2900}]},
+        {"pid": 3900, "started_at": NOW - 7200, "heartbeat_at": NOW - 5400, "live": False, "cwd": "~/ci",
+         "ended_at": NOW - 5400, "outcome": "failed", "tasks": [
+             {"task": 1, "state": "gave_up", "attempt": 5, "model": "gpt-6-mini", "until": None}]},
+    ]
+
+    async def run_before(pilot) -> None:
+        await feeder()(pilot)
+        pilot.app.post_message(msg.RunsUpdated(runs))
+        await pilot.pause()
+        await pilot.press("5")
+        await pilot.pause()
+
+    return run_before
+
+
+def test_runs_tab(snap_compare, tmp_path):
+    assert snap_compare(make_app(tmp_path), run_before=runs_feeder(), terminal_size=(120, 36))

@@ -17,6 +17,7 @@ from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detai
 from codexwatch.ui.widgets.header import VerdictBar
 from codexwatch.ui.widgets.heatmap import Heatmap
 from codexwatch.ui.widgets.models import ModelsTable
+from codexwatch.ui.widgets.runs import RunsTable, backing_off_count
 from codexwatch.ui.widgets.status import StatusPanel
 from codexwatch.ui.widgets.usage import UsagePanel
 
@@ -62,6 +63,8 @@ class DashboardScreen(ViewScreen):
         Binding("2", "tab('models')", "Models", key_display="2"),
         Binding("3", "tab('when')", "When", key_display="3"),
         Binding("4", "tab('status')", "Status", key_display="4"),
+        # Not in the footer: a 60-column pane's footer keeps `w Triage` (help lists it).
+        Binding("5", "tab('runs')", "Runs", key_display="5", show=False),
         # The arrows move through what the tab shows, whatever has the focus.
         *(Binding(key, f"move('{key}')", show=False) for key in ("up", "down", "pageup", "pagedown", "home", "end")),
     ]
@@ -69,7 +72,8 @@ class DashboardScreen(ViewScreen):
     MOVES = {"up": ("cursor_up", "scroll_up"), "down": ("cursor_down", "scroll_down"),
              "pageup": ("page_up", "page_up"), "pagedown": ("page_down", "page_down"),
              "home": ("scroll_top", "scroll_home"), "end": ("scroll_bottom", "scroll_end")}
-    TAB_BODY = {"failures": FailuresTable, "models": ModelsTable, "when": Heatmap, "status": StatusPanel}
+    TAB_BODY = {"failures": FailuresTable, "models": ModelsTable, "when": Heatmap, "status": StatusPanel,
+                "runs": RunsTable}
 
     def __init__(self) -> None:
         super().__init__(id="dashboard")
@@ -91,6 +95,8 @@ class DashboardScreen(ViewScreen):
                 yield Heatmap(id="heatmap")
             with TabPane("Status", id="status"):
                 yield StatusPanel(id="status-panel")
+            with TabPane("Runs", id="runs"):
+                yield RunsTable(id="runs-table")
         yield Footer()
 
     # --- layout -----------------------------------------------------------------
@@ -136,6 +142,8 @@ class DashboardScreen(ViewScreen):
         nothing else changed, and the first part of `show`."""
         self._update = update
         view, now, tz = update.view, update.now, update.tz
+        # `codexwatch run` supervisors backing off: in the header whatever the tab
+        self.query_one(VerdictBar).show_runs(backing_off_count(update.runs, now))
         self.query_one(VerdictBar).show(view.header)
         self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
         show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
@@ -149,9 +157,11 @@ class DashboardScreen(ViewScreen):
             return
         view, now, tz = self._update.view, self._update.now, self._update.tz
         active = self.query_one(TabbedContent).active
-        tabs = ("failures", "models", "when", "status") if every_tab else (active,)
+        tabs = ("failures", "models", "when", "status", "runs") if every_tab else (active,)
         if "status" in tabs:
             self.query_one(StatusPanel).show(view.snapshot, now, tz, view.status_enabled)
+        if "runs" in tabs:  # their countdowns move with the clock
+            self.query_one(RunsTable).show(self._update.runs, now, tz)
         if "models" in tabs:  # the reset countdowns move with the clock
             self.query_one(UsagePanel).show(view.usage, now, tz, narrow=self.size.width < COMPACT_WIDTH)
         if clock_only:

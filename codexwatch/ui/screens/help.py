@@ -12,7 +12,7 @@ from textual.widgets import Static
 from codexwatch.ui import fmt
 
 KEYS = (
-    ("1 2 3 4", "Failures, Models, When, Status tabs"),
+    ("1 2 3 4 5", "Failures, Models, When, Status, Runs tabs"),
     ("↑ ↓ / Enter", "move in a table; the selected failure's details show below it"),
     ("w", "triage wizard for the current failure episode"),
     ("c", "copy the Codex command the advice suggests (/model, /new, codex -m …)"),

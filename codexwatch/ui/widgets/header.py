@@ -27,17 +27,19 @@ METER_STYLE = {"ok": "", "warn": "bold $warning", "bad": "bold $error"}
 STATUS_GLYPH = {"ok": "●", "warn": "▲", "bad": "✖", "unknown": "?", "off": "○"}
 
 
-def header_content(view: HeaderView, width: int) -> Content:
+def header_content(view: HeaderView, width: int, backing_off: int = 0) -> Content:
     """The header in `width` cells. The verdict and the status page always show; loading
-    progress and a parser share below 99 % too, the status text shortened to make room if
-    it must be; then, while they fit whole, a healthy parser share, the plan's usage meter,
-    running sessions, the verdict's reason, the parser's note. Words stay words: a narrow pane drops a part
-    rather than abbreviating it."""
+    progress, the count of `codexwatch run` supervisors backing off and a parser share below
+    99 % too, the status text shortened to make room if it must be; then, while they fit
+    whole, a healthy parser share, the plan's usage meter, running sessions, the verdict's
+    reason, the parser's note. Words stay words: a narrow pane drops a part rather than
+    abbreviating it."""
     verdict = [(f" {fmt.VERDICT_GLYPHS.get(view.verdict, '?')} {view.verdict.upper()} ",
                 VERDICT_STYLE.get(view.verdict, "bold"))]
-    optional = _optional_parts(view)
+    optional = _optional_parts(view, backing_off)
     parser_matters = view.parser_share is not None and view.parser_share < 0.99
-    chosen = {name for name, _ in optional if name == "loading" or (name == "parser" and parser_matters)}
+    chosen = {name for name, _ in optional
+              if name in ("loading", "runs") or (name == "parser" and parser_matters)}
     while True:
         content = _assemble(view, verdict, optional, chosen, None)
         if content.cell_length <= width:
@@ -45,14 +47,14 @@ def header_content(view: HeaderView, width: int) -> Content:
         spare = len(view.status_text) - (content.cell_length - width)
         if spare >= 16 or not chosen:  # shortened, the status still says what it is
             return _assemble(view, verdict, optional, chosen, max(8, spare))
-        chosen.discard("parser" if "parser" in chosen else "loading")
+        chosen.discard(next(n for n in ("parser", "loading", "runs") if n in chosen))
     for name, _ in optional:
         if name not in chosen and _assemble(view, verdict, optional, chosen | {name}, None).cell_length <= width:
             chosen.add(name)
     return _assemble(view, verdict, optional, chosen, None)
 
 
-def _optional_parts(view: HeaderView) -> list[tuple[str, list]]:
+def _optional_parts(view: HeaderView, backing_off: int = 0) -> list[tuple[str, list]]:
     parts: list[tuple[str, list]] = []
     if not view.loading.finished:
         done = f"loading {view.loading.done}/{view.loading.total}" if view.loading.fraction is not None else "loading…"
@@ -66,6 +68,8 @@ def _optional_parts(view: HeaderView) -> list[tuple[str, list]]:
         style = "$success" if share >= 0.99 else ("$warning" if share >= 0.9 else "bold $error")
         parts.append(("parser", [" │ ", (f"parser {share * 100:.0f}%", style)]))
     parts.append(("running", [" │ ", f"{view.running} running"]))
+    if backing_off:  # `codexwatch run` supervisors waiting to retry (the Runs tab)
+        parts.append(("runs", [" │ ", (f"{backing_off} run{'s' if backing_off > 1 else ''} backing off", "$warning")]))
     if view.verdict_reason:
         parts.append(("reason", [(fmt.one_line(view.verdict_reason, 60), "$text-muted"), "  "]))
     if view.parser_note and view.parser_share is not None:
@@ -84,7 +88,7 @@ def _assemble(view: HeaderView, verdict: list, optional: list, chosen: set[str],
     parts += ["│ ", (f"{STATUS_GLYPH.get(st, '?')} {text}", STATUS_STYLE.get(st, ""))]
     if view.status_age:
         parts.append((f" ({view.status_age})", "$text-muted"))
-    for name in ("meter", "running", "parser", "note", "loading"):
+    for name in ("meter", "running", "runs", "parser", "note", "loading"):
         if name in chosen:
             parts += named[name]
     return Content.assemble(*parts)
@@ -100,12 +104,20 @@ class VerdictBar(Static):
     def __init__(self, **kwargs) -> None:
         super().__init__("", markup=False, **kwargs)
         self._view: HeaderView | None = None
+        self._backing_off = 0
 
     def show(self, view: HeaderView) -> None:
         self._view = view
-        show_content(self, header_content(view, self.size.width or 120))
+        show_content(self, header_content(view, self.size.width or 120, self._backing_off))
         self.set_class(view.verdict == "failing", "-failing")
+
+    def show_runs(self, backing_off: int) -> None:
+        """How many `codexwatch run` supervisors are backing off."""
+        if backing_off != self._backing_off:
+            self._backing_off = backing_off
+            if self._view is not None:
+                self.show(self._view)
 
     def on_resize(self) -> None:
         if self._view is not None:
-            show_content(self, header_content(self._view, self.size.width))
+            show_content(self, header_content(self._view, self.size.width, self._backing_off))
