@@ -217,10 +217,12 @@ def test_a_window_that_leaves_nothing_out_takes_the_stored_statistics_up(home, t
 
 
 def test_a_window_that_leaves_turns_out_is_read_not_taken_up(home, tmp_path, monkeypatch):
+    # The recordings' turns are days older than their files (written now): a window of an
+    # hour holds the files but not their turns.
+    for path in home.rglob("*.jsonl"):
+        os.utime(path, (NOW, NOW))
     cache = tmp_path / "cache"
     _stats(home, cache)
-    # The recordings' turns are days older than their files (copied now): a window of an
-    # hour holds the files but not their turns.
     hour = _stats(home, cache, since=3600.0)
     assert hour == _stats(home, tmp_path / "unused", since=3600.0, use_cache=False)
     assert hour["turns"] == 0 and _stats(home, cache)["turns"] == 13
