@@ -107,6 +107,7 @@ class CodexWatchApp(App):
         self._dirty = True
         self._building = False  # a build is in flight: at most one
         self._next_build = 0.0  # monotonic: no build starts before
+        self._urgent = False  # the loaded history's first view: built without the rest
         self._last_build = 0.0
         self._last_show = 0.0
         self._known_episode: str | None = None
@@ -283,6 +284,7 @@ class CodexWatchApp(App):
         self.turns = message.turns
         self.health = message.health
         self.loading = Loading(self.loading.total, self.loading.total, finished=True)
+        self._urgent = True  # the first paint waits for this view: the builder's rest does not
         if message.home_problem and not self.home_problem:
             self.home_problem = message.home_problem
             from codexwatch.ui.screens.firstrun import FirstRunScreen
@@ -319,7 +321,9 @@ class CodexWatchApp(App):
         self._last_build = time.monotonic()
         self._announce_episode()
         self._publish(rebuilt=True)
-        if self._dirty:
+        if self._dirty and self._urgent:
+            self._start_build()
+        elif self._dirty:
             self.set_timer(max(0.0, self._next_build - time.monotonic()), self._start_build)
 
     @on(msg.ViewFailed)
@@ -370,9 +374,11 @@ class CodexWatchApp(App):
         self._start_build()
 
     def _start_build(self) -> None:
-        if not self._dirty or self._building or not self.is_running or time.monotonic() < self._next_build:
+        if (not self._dirty or self._building or not self.is_running
+                or (time.monotonic() < self._next_build and not self._urgent)):
             return  # nothing new, or ViewBuilt or the next tick starts it
         self._dirty = False
+        self._urgent = False
         self._building = True
         self._build_view(self.clock(), any(isinstance(s, TriageScreen) for s in self.screen_stack))
 

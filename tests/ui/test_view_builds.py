@@ -101,3 +101,18 @@ async def test_the_arrows_move_through_the_failures_after_a_tab_switch(tmp_path)
         assert table.cursor_row == 2
         await pilot.press("up", "end")
         assert table.cursor_row == 4
+
+
+async def test_the_loaded_history_is_built_at_once_later_changes_after_the_rest(tmp_path, monkeypatch):
+    # The builder rests after each build (here a minute): the first paint waits for the
+    # loaded history's view, so that one is built at once; what changes later waits.
+    monkeypatch.setattr(app_module, "REFRESH_S", 60.0)
+    app = CodexWatchApp(config(tmp_path, load_history=False))
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert await wait_until(pilot, lambda: app.view is not None)  # the first view, built
+        assert app._next_build > time.monotonic() + 30  # resting
+        app.post_message(msg.HistoryLoaded([failed(0)], []))
+        assert await wait_until(pilot, lambda: len(app.view.failures) == 1)
+        app.post_message(msg.TurnsChanged([failed(0), failed(1)]))
+        await pilot.pause(0.5)
+        assert len(app.view.failures) == 1 and app._dirty  # built when the rest ends
