@@ -70,8 +70,8 @@ class History:
 
     def load(self, now: float, progress: Progress | None = None, skim: bool = True) -> None:
         """The first full read: every file's reader, kept to follow the files from here."""
-        files, known = self._look(now)
-        for reader in self._first_read(now, files, known, progress, skim):
+        files, known, listed = self._look(now)
+        for reader in self._first_read(now, files, known, progress, skim, listed=listed):
             self.readers[reader.path] = reader
         self._cached = None
 
@@ -171,23 +171,30 @@ class History:
         finally:
             crew.close()
 
-    def _look(self, now: float) -> tuple[list[RolloutFile], dict[str, tuple]]:
-        """The rollout files now, and what the index says each was when read."""
+    def _look(self, now: float) -> tuple[list[RolloutFile], dict[str, tuple], set[str]]:
+        """The rollout files now (those written within the window), what the index says
+        each was when read, and the path of every rollout listed (outside the window too:
+        those the index may keep)."""
         self.now = now
         known = self.index.catalog() if self.index is not None else {}
         # With nothing indexed to compare with and no age to filter by, a file's size and
         # time are taken when it is opened: listing thousands of files is five times faster.
         cutoff = self.cutoff(now)
-        return find_rollouts(self.home, cutoff, stat=cutoff is not None or bool(known)), known
+        every = find_rollouts(self.home, None, stat=cutoff is not None or bool(known))
+        listed = {f.path for f in every}
+        if cutoff is not None:  # find_rollouts' own test of the mtime, on the same listing
+            every = [f for f in every if f.mtime >= cutoff]
+        return every, known, listed
 
     def _first_read(self, now: float, files: list[RolloutFile], known: dict[str, tuple],
                     progress: Progress | None, skim: bool, whole: WholeFileBuffer | None = None,
-                    crew: Crew | None = None) -> Iterator[RolloutReader]:
+                    crew: Crew | None = None, listed: set[str] | None = None) -> Iterator[RolloutReader]:
         """The reader of every file in `files`, as of `now`, in path order.
         What the index holds is taken from it, a folder at a time, and only appended bytes
         are read; other files are read whole (skimmed when quiet for a day), by several
         processes when there are many. The index learns each folder as soon as its last
-        file is handed on."""
+        file is handed on, and forgets the files that are gone (`listed`: the paths listed
+        just now, outside the window too; only what is in neither is looked for)."""
         def job(f: RolloutFile) -> ReadJob:
             return ReadJob(f.path, skim, f.size, now - HOT_SECONDS)
 
@@ -225,7 +232,7 @@ class History:
             for _ in read:  # none is left: this lets helper processes end and be waited for
                 pass
             if self.index is not None:
-                found = {f.path for f in files}
+                found = listed if listed is not None else {f.path for f in files}
                 self.index.forget([p for p in known if p not in found and not os.path.exists(p)])
 
     def refresh_file(self, path: str) -> bool:

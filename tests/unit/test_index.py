@@ -383,3 +383,28 @@ def test_an_index_another_process_holds_locked_is_left_alone_not_rebuilt(home, t
         assert stats.result() == _stats(home, cache, use_cache=False)
     else:
         assert fingerprint(history) == fingerprint(load_history(home, None, NOW, use_cache=False))
+
+
+def test_a_windowed_start_looks_only_for_indexed_files_it_did_not_list(tmp_path, monkeypatch):
+    # The files outside the window were listed (and stat-ed) to be left out: the index keeps
+    # them without asking whether they exist; only a file gone from the listing is looked
+    # for, and forgotten.
+    home, cache = tmp_path / "codex", tmp_path / "cache"
+    recent, old = home / "sessions" / "2026" / "11" / "29", home / "sessions" / "2026" / "10" / "20"
+    shutil.copytree(REAL_CLI / "tui-0.171.0" / "sessions" / "2026" / "11" / "29", recent)
+    shutil.copytree(REAL_CLI / "exec-0.120.0" / "sessions" / "2026" / "11" / "29", old)
+    for path in old.iterdir():
+        os.utime(path, (NOW - 40 * 86400, NOW - 40 * 86400))
+    load_history(home, None, NOW, cache_dir=cache)
+    gone, *kept = sorted(old.iterdir())
+    assert kept
+    gone.unlink()
+    looked = []
+    original = os.path.exists
+    monkeypatch.setattr(os.path, "exists", lambda p: looked.append(str(p)) or original(p))
+    week = load_history(home, 7 * 86400, NOW, cache_dir=cache)
+    monkeypatch.undo()
+    assert str(gone) in looked and not any(str(p) in looked for p in kept)
+    catalog = week.index.catalog()
+    assert str(gone) not in catalog and all(str(p) in catalog for p in kept)
+    assert not any(t.file.startswith(str(old)) for t in week.turns)
