@@ -18,7 +18,7 @@ from codexwatch.config import Settings, parse_duration
 FORCE_EXIT_AFTER_S = 5.0
 
 
-def app_config(args: argparse.Namespace, settings: Settings):
+def app_config(args: argparse.Namespace, settings: Settings, crew=None):
     from codexwatch.sources.history import home_problem
     from codexwatch.sources.runs import default_state_dir
     from codexwatch.ui.app import AppConfig
@@ -36,7 +36,28 @@ def app_config(args: argparse.Namespace, settings: Settings):
         cache_dir=settings.cache_dir,
         home_problem=home_problem(settings.codex_home) if not settings.codex_home.exists() else None,
         runs_state_dir=settings.state_dir or default_state_dir(),
+        crew=crew,
     )
+
+
+def first_read_crew(settings: Settings):
+    """The helper process that shares a first read with the app's reading thread, forked
+    now, while this process has no other thread (a threaded process is never forked, see
+    `sources/parallel.py`): only where the read is likely to be a full one (no index yet,
+    or none kept) and there is a second core; else None. The app closes it (`CodexWatchApp`)."""
+    from codexwatch.sources import parallel
+    from codexwatch.sources.index import default_cache_dir, index_path
+    from codexwatch.sources.listing import home_problem
+
+    if parallel.default_workers() < 2 or home_problem(settings.codex_home) is not None:
+        return None
+    if settings.use_cache:
+        try:
+            if index_path(settings.cache_dir or default_cache_dir(), settings.codex_home).exists():
+                return None  # warm: the index holds what a helper would read
+        except (OSError, ValueError):
+            return None
+    return parallel.Crew.forked_now(parallel.default_workers())
 
 
 class Hangup:
@@ -131,6 +152,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from codexwatch.ui.app import CodexWatchApp
 
     demo_mode = bool(getattr(args, "demo", False))
+    crew = None if demo_mode else first_read_crew(settings)  # before Hangup's thread
     with Hangup() as hangup:
         while True:
             if demo_mode:
@@ -143,7 +165,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                     result = app.run()
                     hangup.app = None
             else:
-                hangup.app = app = CodexWatchApp(app_config(args, settings))
+                hangup.app = app = CodexWatchApp(app_config(args, settings, crew))
+                crew = None  # the app's now: it closes it
                 result = app.run()
                 hangup.app = None
             if hangup.code is not None:

@@ -57,6 +57,8 @@ class History:
     # gives codexwatch's own commands parallel.default_workers(), fixed there.
     workers: int = 1
     causes: LogCauses | None = None
+    # Helpers forked by the caller, for the first read (`load`); the caller closes them.
+    crew: Crew | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.causes = self.causes or LogCauses(self.home)
@@ -71,7 +73,7 @@ class History:
     def load(self, now: float, progress: Progress | None = None, skim: bool = True) -> None:
         """The first full read: every file's reader, kept to follow the files from here."""
         files, known, listed = self._look(now)
-        for reader in self._first_read(now, files, known, progress, skim, listed=listed):
+        for reader in self._first_read(now, files, known, progress, skim, crew=self.crew, listed=listed):
             self.readers[reader.path] = reader
         self._cached = None
 
@@ -327,11 +329,15 @@ def load_history(
     cache_dir: Path | None = None,
     parallel: bool = False,
     fold: StatsFold | None = None,
+    crew: Crew | None = None,
 ) -> History:
     """`parallel`: read a large history with forked helper processes too. `fold`: take the
-    history into these statistics only, keeping none of it (History.fold)."""
+    history into these statistics only, keeping none of it (History.fold). `crew`: helpers
+    the caller forked earlier (a caller reading in a thread can fork none then), for a
+    large first read; the caller closes it."""
+    workers = default_workers() if parallel else 1
     history = History(home=Path(home), since_seconds=since_seconds,
-                      workers=default_workers() if parallel else 1)
+                      workers=max(workers, crew.workers) if crew is not None else workers, crew=crew)
     if history.home_problem is None:
         if use_cache:
             history.index = open_index(Path(home), cache_dir)

@@ -169,6 +169,14 @@ class Crew:
         self.started = False
         self.tickets = 0  # every batch given out has its own, whichever list it is from
 
+    @classmethod
+    def forked_now(cls, workers: int) -> "Crew":
+        """A crew whose helpers are forked at once (none where this process cannot fork),
+        to be handed to a thread that reads later (the dashboard's)."""
+        crew = cls(workers)
+        crew._staffed()
+        return crew
+
     def read_in_order(self, jobs: list[ReadJob], whole: WholeFileBuffer) -> Iterator[RolloutReader]:
         """Every job's reader, in the order of `jobs`."""
         batches = _batches(jobs)

@@ -136,3 +136,76 @@ def test_batches_and_readers_larger_than_a_pipe_do_not_leave_both_sides_waiting(
     monkeypatch.setattr(parallel, "BATCH_BYTES", len(many) // 3)
     monkeypatch.setattr(parallel, "BATCH_FILES", 1)
     assert turns_of(parallel.read_in_order(many, 2)) == turns_of(read_jobs(many))
+
+
+def test_a_crew_forked_early_reads_for_a_history_loaded_in_a_thread(monkeypatch, tmp_path):
+    # The dashboard forks its helper before its threads start and hands it to the read in
+    # its worker thread: the helper reads there (no fork in the thread), with the same
+    # turns and index as one process; the crew stays open until its owner closes it.
+    import threading
+
+    from codexwatch.sources.history import load_history
+    from codexwatch.sources.reader import RolloutReader
+
+    home = tmp_path / "home"
+    for folder in ("exec-0.171.0", "tui-0.171.0", "tui-0.120.0"):
+        import shutil
+        shutil.copytree(REAL_CLI / folder / "sessions", home / "sessions", dirs_exist_ok=True)
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    crew = parallel.Crew.forked_now(2)
+    assert len(crew.helpers) == 1
+    from_helper = []
+    from_state = RolloutReader.from_state.__func__
+    monkeypatch.setattr(RolloutReader, "from_state",
+                        classmethod(lambda cls, state: from_helper.append(1) or from_state(cls, state)))
+    monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked in the thread"))
+    got = {}
+    release = threading.Event()
+    idle = threading.Thread(target=release.wait)  # another thread runs, as in the app
+    idle.start()
+    try:
+        reader = threading.Thread(target=lambda: got.update(h=load_history(
+            home, None, NOW, cache_dir=tmp_path / "cache", crew=crew)))
+        reader.start()
+        reader.join()
+    finally:
+        release.set()
+        idle.join()
+    monkeypatch.undo()
+    assert from_helper and len(crew.helpers) == 1  # read by the helper too; not closed
+    crew.close()
+    assert crew.helpers == []
+    alone = load_history(home, None, NOW, use_cache=False)
+    assert [(t.turn_id, t.outcome, t.file) for t in got["h"].turns] == \
+        [(t.turn_id, t.outcome, t.file) for t in alone.turns]
+    again = load_history(home, None, NOW, cache_dir=tmp_path / "cache")  # the index it wrote
+    assert [t.turn_id for t in again.turns] == [t.turn_id for t in alone.turns]
+
+
+def test_the_dashboard_forks_a_helper_only_for_a_first_read_without_an_index(tmp_path, monkeypatch):
+    import shutil
+
+    from codexwatch.commands.dashboard import first_read_crew
+    from codexwatch.config import Settings
+    from codexwatch.sources.history import load_history
+
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    shutil.copytree(REAL_CLI / "exec-0.171.0" / "sessions", home / "sessions")
+    monkeypatch.setattr(parallel, "default_workers", lambda: 2)
+    crew = first_read_crew(Settings(codex_home=home, cache_dir=cache))
+    try:
+        assert crew is not None and len(crew.helpers) == 1  # no index yet: a full read
+    finally:
+        crew.close()
+    load_history(home, None, NOW, cache_dir=cache)
+    assert first_read_crew(Settings(codex_home=home, cache_dir=cache)) is None  # warm
+    crew = first_read_crew(Settings(codex_home=home, cache_dir=cache, use_cache=False))
+    try:
+        assert crew is not None  # every start reads it all
+    finally:
+        crew.close()
+    assert first_read_crew(Settings(codex_home=tmp_path / "nothing", cache_dir=cache)) is None
+    monkeypatch.setattr(parallel, "default_workers", lambda: 1)
+    assert first_read_crew(Settings(codex_home=home, cache_dir=cache, use_cache=False)) is None
