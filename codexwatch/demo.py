@@ -364,9 +364,9 @@ class Demo:
         self.cleanup()
 
     def cleanup(self) -> None:
-        if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+        tmp, self._tmp = self._tmp, None  # first: the simulated runs stop writing (see _record)
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     # history -----------------------------------------------------------------------
 
@@ -484,12 +484,21 @@ class Demo:
             while clock() < due:
                 if await _sleep(min(due - clock(), R.HEARTBEAT_S), stop):
                     return file.path
-                if clock() < due:  # the heartbeat, as the supervisor writes it
-                    file.write(dict(state, updated_at=self.clock()))
-            file.write(state)
+                if clock() < due and not self._record(file, dict(state, updated_at=self.clock())):
+                    return file.path  # the heartbeat, as the supervisor writes it
+            if not self._record(file, state):
+                return file.path
             if after_write is not None:
                 after_write(state)
         return file.path
+
+    def _record(self, file: R.RunStateFile, state: dict) -> bool:
+        """Write a run's state, unless the demo was cleaned up meanwhile (a signal's forced
+        exit: the writer would make the removed folder again); False then."""
+        if self._tmp is None:
+            return False
+        file.write(state)
+        return True
 
     def stage_runs(self, elapsed: float) -> list[Path]:
         """Record each run's state as it stands `elapsed` seconds into the replay (those not

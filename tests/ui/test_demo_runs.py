@@ -118,3 +118,13 @@ async def test_the_runs_tab_shows_the_demos_runs():
             assert await wait_until(pilot, lambda: table.row_count == 4)
             states = [str(table.get_row_at(i)[4]) for i in range(4)]
             assert sorted(states) == ["gave up", "ok", "ok", "ok"]
+
+
+def test_a_run_still_playing_after_cleanup_does_not_make_the_folder_again():
+    """A forced exit cleans up from another thread while the replay may still be writing."""
+    demo = Demo(pace=0.0, script=())
+    demo.prepare()
+    tmp = demo._tmp
+    demo.cleanup()
+    asyncio.run(demo.play_run(DEMO_RUNS[0], asyncio.Event()))
+    assert tmp is not None and not os.path.exists(tmp)
