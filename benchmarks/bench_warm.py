@@ -2,6 +2,7 @@
 ccusage (which has none), and the dashboard's first paint with the history loaded.
 
     python benchmarks/bench_warm.py [--history DIR] [--runs 5] [--paint-runs 5]
+    python benchmarks/bench_warm.py --shapes default,small,giant [--since all,3650d,7d] [--runs 5]
 
 (a) stats: per run, a fresh empty cache folder (XDG_CACHE_HOME) and
     `codexwatch stats --json --since all --no-status` twice in it: cold (builds the index),
@@ -11,6 +12,12 @@ ccusage (which has none), and the dashboard's first paint with the history loade
     (only there once the history is read and rendered; tmux's capture polled every 10 ms).
     Warm: the cache filled by a `stats --since all` run first. Cold: an empty cache
     (informational), with the time the progress line first shows.
+
+(c) with --shapes (issue 14): `stats` only, on each make_history.py shape (its history
+    under benchmarks/out, built if missing) and each window of --since (a window reaching
+    back past the whole history, 3650d, must be warm as `all` is; 7d is the default): per
+    round, every shape and window in turn, a fresh cache, cold then warm; ccusage once a
+    round per shape.
 
 The page cache is warm (one untimed grep pass) and codexwatch byte-compiled (as pip
 installs it). Timed runs are not sampled (see harness.py): memory is the largest process's
@@ -164,14 +171,101 @@ def verdicts(stats: dict, paint: dict) -> list[str]:
     return out
 
 
+def bench_windows(homes: list, windows: list[str], runs: int) -> dict:
+    """(c): {(shape, window): {"cold": summary, "warm": summary}, (shape, "ccusage"): summary}."""
+    out: dict = {}
+    ccusage = ccusage_cmd(harness.ensure_ccusage())
+    for i in range(runs):
+        for shape, home, _ in homes:
+            for since in windows:
+                cmd = harness.codexwatch_cmd("stats", "--json", "--codex-home", str(home),
+                                             "--since", since, "--no-status")
+                with tempfile.TemporaryDirectory(prefix="cw-cache-") as cache:
+                    env = {**os.environ, "XDG_CACHE_HOME": cache}
+                    for name in ("cold", "warm"):
+                        run = harness.measure(cmd, OUT / "runs" / f"warm-{shape}-{since}-{name}-{i}.out",
+                                              env=env, cwd=REPO, sample=False)
+                        assert run.returncode == 0, run.stderr_tail
+                        out.setdefault((shape, since), {}).setdefault(name, []).append(run)
+                got = out[(shape, since)]
+                print(f"  round {i + 1} {shape} --since {since}: cold {got['cold'][-1].wall_s:.2f} s, "
+                      f"warm {got['warm'][-1].wall_s:.2f} s", flush=True)
+            run = harness.measure(ccusage, OUT / "runs" / f"warm-{shape}-ccusage-{i}.out",
+                                  env={**os.environ, "CODEX_HOME": str(home)}, sample=False)
+            out.setdefault((shape, "ccusage"), []).append(run)
+            print(f"  round {i + 1} {shape} ccusage: {run.wall_s:.2f} s", flush=True)
+    manifests = {shape: manifest for shape, _, manifest in homes}
+    summaries: dict = {}
+    for key, value in out.items():
+        shape = key[0]
+        if key[1] == "ccusage":
+            summaries[key] = summary(value, check_ccusage(value[-1].stdout, manifests[shape]))
+        else:
+            summaries[key] = {name: summary(runs_, check_codexwatch(runs_[-1].stdout, manifests[shape])
+                                            if key[1] == "all" else "")
+                              for name, runs_ in value.items()}
+    return summaries
+
+
+def windows_table(summaries: dict) -> str:
+    rows = ["| shape | --since | cold, median (s) | warm, median (s) | cold/warm (wall) | "
+            "cold/warm (CPU) | cold runs (s) | warm runs (s) | peak RSS (MB) | answer |",
+            "|---|---|---:|---:|---:|---:|---|---|---:|---|"]
+    for (shape, since), s in summaries.items():
+        if since == "ccusage":
+            rows.append(f"| {shape} | ccusage {harness.CCUSAGE_VERSION} | {s['wall_s']:.2f} | | | | "
+                        f"{', '.join(f'{w:.2f}' for w in s['walls_s'])} | | "
+                        f"{s['peak_rss_tree_mb']:.0f} | {s['answer']} |")
+            continue
+        cold, warm = s["cold"], s["warm"]
+        rows.append(
+            f"| {shape} | {since} | {cold['wall_s']:.2f} | {warm['wall_s']:.2f} | "
+            f"{cold['wall_s'] / warm['wall_s']:.1f}× | {cold['cpu_s'] / warm['cpu_s']:.1f}× | "
+            f"{', '.join(f'{w:.2f}' for w in cold['walls_s'])} | "
+            f"{', '.join(f'{w:.2f}' for w in warm['walls_s'])} | "
+            f"{max(cold['peak_rss_tree_mb'], warm['peak_rss_tree_mb']):.0f} | {cold['answer']} |")
+    return "\n".join(rows)
+
+
+def main_windows(args, argv) -> int:
+    gen = harness.load_generator()
+    homes = []
+    for shape in args.shapes.split(","):
+        home = harness.shape_home(shape)
+        homes.append((shape, home, harness.ensure_history(
+            home, gen.parse_size(harness.SHAPES[shape][1]), shape=shape)))
+    load_before = os.getloadavg()
+    print(f"load average {load_before[0]:.2f}", flush=True)
+    harness.compile_bytecode()
+    for _, home, _ in homes:
+        harness.measure(grep_cmd(home), OUT / "runs" / "warmup.out")  # page cache warm
+    summaries = bench_windows(homes, args.since.split(","), args.runs)
+    table = windows_table(summaries)
+    print("\n" + table + "\n")
+    harness.write_results(args.output, {
+        **harness.result_head("warm", argv, load_average_before=load_before,
+                              load_average_after=os.getloadavg()),
+        "histories": {shape: {"path": str(home), **{k: m.get(k) for k in ("shape", "bytes", "files", "turns")}}
+                      for shape, home, m in homes},
+        "stats": {f"{shape} {since}": s for (shape, since), s in summaries.items()},
+        "table": table,
+    })
+    print(f"wrote {args.output}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--history", type=Path, default=OUT / "history-1g")
     ap.add_argument("--size", default="1GiB", help="size of the history built when missing")
     ap.add_argument("--runs", type=int, default=5, help="rounds of cold, warm and ccusage")
     ap.add_argument("--paint-runs", type=int, default=5, help="dashboard starts per setting")
+    ap.add_argument("--shapes", default="", help="(c): comma-separated make_history.py shapes")
+    ap.add_argument("--since", default="all,3650d,7d", help="(c): comma-separated windows")
     ap.add_argument("--output", type=Path, default=OUT / "results-warm.json")
     args = ap.parse_args(argv)
+    if args.shapes:
+        return main_windows(args, argv)
 
     home = args.history.resolve()
     manifest = harness.ensure_history(home, harness.load_generator().parse_size(args.size))

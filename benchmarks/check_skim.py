@@ -28,7 +28,7 @@ from codexwatch.sources.history import History  # noqa: E402
 
 def read(home: Path, now: float, skim: bool) -> dict[str, tuple]:
     history = History(home=home)
-    history.load(now, skim=skim, workers=1)
+    history.load(now, skim=skim)  # in this process: History reads in one unless told
     return {t.turn_id: tuple(getattr(t, name) for name in Turn.__slots__)
             for t in history.turns_at(now)}
 

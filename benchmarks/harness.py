@@ -50,17 +50,30 @@ def load_generator():
     return make_history
 
 
-def ensure_history(home: Path, size: int, seed: int = 1) -> dict:
+# The shapes of history issue 14 measures: make_history.py's --shape, where each is built
+# when missing (benchmarks/out/), and its size.
+SHAPES = {"default": ("history-1g", "1GiB"), "small": ("history-1g-small", "1GiB"),
+          "giant": ("history-300m-giant", "300MB")}
+
+
+def shape_home(shape: str) -> Path:
+    return OUT / SHAPES[shape][0]
+
+
+def ensure_history(home: Path, size: int, seed: int = 1, shape: str | None = None) -> dict:
     """The history's manifest, building the history first if there is none (or rebuilding
-    one an older version of the generator made)."""
+    one an older version of the generator made, or of another shape than `shape`, when
+    given)."""
     manifest = home / "manifest.json"
     gen = load_generator()
-    stale = manifest.exists() and (
-        json.loads(manifest.read_text()).get("generator_version") != gen.GENERATOR_VERSION)
-    if stale or not manifest.exists():
+    made = json.loads(manifest.read_text()) if manifest.exists() else None
+    stale = made is not None and (made.get("generator_version") != gen.GENERATOR_VERSION or (
+        shape is not None and made.get("shape", "default") != shape))
+    if stale or made is None:
         gen.prepare(home, force=stale)
-        print(f"building a {size / 2**30:.2f} GiB history in {home} (seed {seed}) ...", flush=True)
-        gen.build(home, size, seed=seed)
+        print(f"building a {size / 2**30:.2f} GiB history in {home} (seed {seed}, shape "
+              f"{shape or 'default'}) ...", flush=True)
+        gen.build(home, size, seed=seed, shape=shape or "default")
     return json.loads(manifest.read_text())
 
 

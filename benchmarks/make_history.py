@@ -62,6 +62,38 @@ SESSION_MIX = {
     ("0.80.0", "exec"): 0.08,
 }
 
+
+@dataclass(frozen=True)
+class Shape:
+    """How a history is put together (issue 14 measured three shapes of real homes)."""
+
+    mix: dict  # (version, mode) -> share of sessions
+    extra_turns: float  # mean of the extra turns a TUI session gets (exponential)
+    max_extra: int  # at most this many
+    grow: bool  # grow tool turns toward a log-normal target size (median 200 KB)
+    one_session: bool = False  # one session to the whole size (a TUI thread kept open)
+
+
+SHAPES = {
+    # ~4,700 sessions per GiB, ~4 turns each, median 94 KB: the first benchmarks' shape.
+    "default": Shape(SESSION_MIX, 6.0, 60, True),
+    # Many small sessions, as `codex exec` from scripts and CI and short TUI sessions make:
+    # ~31,700 per GiB, ~1.7 turns, ~13 lines and ~34 KB each, turns as recorded (no tool
+    # calls added), the large session_meta first line of current releases.
+    "small": Shape({
+        ("0.171.0", "exec"): 0.04,
+        ("0.171.0", "tui"): 0.04,
+        ("0.140.0", "tui"): 0.13,
+        ("0.120.0", "tui"): 0.18,
+        ("0.120.0", "exec"): 0.30,
+        ("0.80.0", "exec"): 0.31,
+    }, 2.5, 12, False),
+    # One TUI thread kept open for days: a real 0.171 TUI session's turns repeated with
+    # fresh ids, in their order, until the size is reached (300 MB: ~12,800 turns, 60 %
+    # failed, as in the recording; --failure-rate does not apply).
+    "giant": Shape({("0.171.0", "tui"): 1.0}, 0.0, 0, False, one_session=True),
+}
+
 # What each recorded scenario must come out as (tests/fixtures/real-cli/README.md):
 # outcome, error class, shape. A failed turn whose cause the file does not record is
 # `unrecorded` instead (decided per turn from its lines, see Block.expected).
@@ -563,14 +595,18 @@ class Kind:
     followers: list  # blocks that may come after it (TUI only)
 
 
-def session_kinds(recordings: list) -> list:
+def session_kinds(recordings: list, shape: Shape = None) -> list:
+    shape = shape or SHAPES["default"]
     kinds = []
-    for (version, mode), share in SESSION_MIX.items():
+    for (version, mode), share in shape.mix.items():
         same = [r for r in recordings if r.version == version]
         if mode == "tui":
             tui = next(r for r in same if r.mode == "tui")
             openers = [(tui, tui.blocks[0])]
-            followers = tui.blocks[1:] + [b for r in same for b in r.reusable]
+            if shape.one_session:  # one thread kept open: the session's turns, repeated
+                followers = list(tui.blocks)
+            else:
+                followers = tui.blocks[1:] + [b for r in same for b in r.reusable]
         else:
             openers = [(r, r.blocks[0]) for r in same if r.mode == "exec"]
             followers = []
@@ -601,12 +637,23 @@ def pick_by_outcome(rng: random.Random, items: list, failure_rate: float, key=la
     return rng.choices(ok, [4 if key(x).insert_after else 1 for x in ok])[0]
 
 
-def plan_session(rng: random.Random, kind: Kind, pool: list, failure_rate: float) -> Plan:
-    """Choose the turns of one session, then grow its tool turns toward a target size."""
+def plan_session(rng: random.Random, kind: Kind, pool: list, failure_rate: float,
+                 shape: Shape = None, size: int = 0) -> Plan:
+    """Choose the turns of one session, then grow its tool turns toward a target size.
+    `size`: the bytes of a shape made of one session."""
+    shape = shape or SHAPES["default"]
     recording, first = pick_by_outcome(rng, kind.openers, failure_rate, key=lambda x: x[1])
     blocks = [first]
-    if kind.followers:
-        extra = min(int(rng.expovariate(1 / 6)), 60)  # TUI sessions: ~7 turns on average
+    if shape.one_session:  # the recorded session's turns over and over, in their order
+        recording, turns = kind.openers[0][0], kind.followers
+        blocks = [turns[0]]
+        nbytes = len(render_estimate(recording.meta)) + turns[0].nbytes
+        while nbytes < size:
+            blocks.append(turns[len(blocks) % len(turns)])
+            nbytes += blocks[-1].nbytes
+    elif kind.followers and shape.extra_turns:
+        # TUI sessions: 1 + extra_turns turns on average
+        extra = min(int(rng.expovariate(1 / shape.extra_turns)), shape.max_extra)
         blocks += [pick_by_outcome(rng, kind.followers, failure_rate) for _ in range(extra)]
     # User think time between turns, in ms: median 90 s, 5 s to 30 min.
     gaps = [int(min(max(rng.lognormvariate(math.log(90), 1.0), 5), 1800) * 1000)
@@ -614,7 +661,7 @@ def plan_session(rng: random.Random, kind: Kind, pool: list, failure_rate: float
     repeats = [{} for _ in blocks]
     nbytes = len(render_estimate(recording.meta)) + sum(b.nbytes for b in blocks)
     # Session sizes: log-normal, median 200 KB, capped at 8 MB (real ones reach a few MB).
-    target = min(rng.lognormvariate(math.log(200_000), 1.1), 8_000_000)
+    target = min(rng.lognormvariate(math.log(200_000), 1.1), 8_000_000) if shape.grow else 0
     slots = [(i, at) for i, b in enumerate(blocks) for at in b.insert_after]
     while slots and nbytes < target:
         i, at = rng.choice(slots)
@@ -767,20 +814,22 @@ def count(totals: Totals, plan: Plan, start: int, end: int, text: str, nbytes: i
 
 
 def build(out_dir: Path, size: int, days: int = 90, seed: int = 1, now: float | None = None,
-          failure_rate: float = 0.12, progress=None) -> dict:
-    """Write sessions into `out_dir` until `size` bytes; return (and write) the manifest."""
+          failure_rate: float = 0.12, progress=None, shape: str = "default") -> dict:
+    """Write sessions into `out_dir` until `size` bytes; return (and write) the manifest.
+    `shape`: one of SHAPES."""
     began = time.monotonic()
     now = int(now if now is not None else time.time())
     rng = random.Random(seed)
     recordings = load_templates()
     pool = output_pool(recordings, rng)
-    shares, kinds = zip(*session_kinds(recordings))
+    form = SHAPES[shape]
+    shares, kinds = zip(*session_kinds(recordings, form))
     totals = Totals()
     seen = set()
     token_instants: set = set()
     while totals.bytes < size:
         kind = rng.choices(kinds, shares)[0]
-        plan = plan_session(rng, kind, pool, failure_rate)
+        plan = plan_session(rng, kind, pool, failure_rate, form, size)
         for _ in range(100):
             start = pick_start(rng, now, days, duration(plan))
             session_id, text, tokens, end = render_session(plan, start, rng, pool)
@@ -801,18 +850,18 @@ def build(out_dir: Path, size: int, days: int = 90, seed: int = 1, now: float | 
         count(totals, plan, start, end, text, len(data), tokens)
         if progress and totals.files % 200 == 0:
             progress(totals)
-    manifest = make_manifest(totals, size, days, seed, now, failure_rate)
+    manifest = make_manifest(totals, size, days, seed, now, failure_rate, shape)
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     manifest["elapsed_seconds"] = round(time.monotonic() - began, 2)  # not written: stays reproducible
     return manifest
 
 
 def make_manifest(t: Totals, size: int, days: int, seed: int, now: int,
-                  failure_rate: float) -> dict:
+                  failure_rate: float, shape: str = "default") -> dict:
     iso = lambda s: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(s))  # noqa: E731
     return {
         "generator": "benchmarks/make_history.py", "generator_version": GENERATOR_VERSION,
-        "seed": seed, "days": days, "failure_rate": failure_rate, "size_requested": size,
+        "shape": shape, "seed": seed, "days": days, "failure_rate": failure_rate, "size_requested": size,
         "now": now, "now_iso": iso(now),
         "window": {"start": now - days * 86400, "end": now},
         "first_session_start": t.first, "last_line": t.last,
@@ -872,6 +921,9 @@ def main(argv=None) -> int:
                     "seconds (default: now); with --seed, makes the output byte-identical")
     ap.add_argument("--failure-rate", type=float, default=0.12,
                     help="share of turns that fail (0.12)")
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="default",
+                    help="default: ~4,700 sessions per GiB, ~4 turns each; small: ~31,700 "
+                    "sessions per GiB, ~1.7 turns, ~34 KB; giant: one session of --size")
     ap.add_argument("--force", action="store_true",
                     help="replace a history this script made before")
     args = ap.parse_args(argv)
@@ -881,7 +933,7 @@ def main(argv=None) -> int:
         print(f"  {t.files} files, {t.bytes / 2**20:.0f} MiB", file=sys.stderr, flush=True)
 
     m = build(args.out_dir, args.size, args.days, args.seed, args.now, args.failure_rate,
-              progress)
+              progress, args.shape)
     print(f"wrote {m['files']} files, {m['sessions']} sessions, {m['turns']} turns "
           f"({m['turns_by_outcome'].get('failed', 0)} failed), {m['lines']} lines, "
           f"{m['bytes']} bytes ({m['bytes'] / 2**30:.2f} GiB) in {m['elapsed_seconds']} s "

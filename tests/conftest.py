@@ -51,3 +51,12 @@ def shared_or_skip(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is not here (no ../shared beside the repository)")
     return path
+
+
+def unread(history, now: float) -> list[str]:
+    """The rollout files a history has no reader for yet, as a look at the home finds them
+    (the live follower is told of them by its watcher; `History.refresh` reads them)."""
+    from codexwatch.sources.listing import find_rollouts
+
+    return [f.path for f in find_rollouts(history.home, history.cutoff(now))
+            if f.path not in history.readers]

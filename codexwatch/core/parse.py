@@ -3,13 +3,25 @@
 Most bytes in a rollout are prompts, instructions and tool output that the statistics never
 read. So each line is first recognised from its first few hundred bytes; only the line types
 that carry facts (a few percent of the bytes) are decoded in full with orjson.
+
+What the engine reads is described once, in LINE_KINDS (a LineKind per kind of line: its
+envelope and payload types, what its record carries, the needle the skimmer finds it by).
+The three ways of reading work from that table: `parse_line` from a line's bytes, `_slow_path`
+from a decoded line (lines not in Codex's usual layout), and `skim`, which visits only the
+lines around turn boundaries of a whole file. Each gives records, (kind, timestamp bytes,
+payload) tuples, for the TurnAssembler (`core/turns.py`), whose handlers take them by kind.
+A new line type is a row of LINE_KINDS and, if it carries facts, a handler; a new field of a
+kind is read where its record is used (a DECODED or RAW kind: the assembler's handler, e.g.
+the token_count line's `rate_limits`) or, for a FIELDS kind, in its `from_bytes` and
+`from_payload`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
@@ -29,28 +41,58 @@ LEGACY = 12  # a line of the pre-envelope format (era A)
 TICK = 13  # only the time of the last line read: how long an unfinished turn has run
 KINDS = range(META, TICK + 1)
 
-KNOWN_OUTER_TYPES = frozenset(
+# A record: (kind, timestamp, payload), a plain tuple (millions are made). `timestamp` is
+# the line's own, as its bytes were written (bytes, never str; None when it has none).
+# What `payload` is depends on how the kind is read (LineKind.read).
+Record = tuple  # tuple[int, bytes | None, Any]
+
+# How a line kind's payload reaches its record:
+SEEN = "seen"  # nothing: only that the line was there (payload None)
+DECODED = "decoded"  # the whole payload, decoded (a dict)
+RAW = "raw"  # the line's bytes, decoded only if needed (token counts: many per turn, one used)
+FIELDS = "fields"  # a few named fields (a dict), read from the bytes where Codex's layout allows
+
+
+@dataclass(frozen=True)
+class LineKind:
+    """One kind of line the engine reads: the one description every path works from (the
+    header path `parse_line`, the decoded path `_slow_path`, the skimmer). A new line type
+    Codex writes is one more row of LINE_KINDS; a new field of a known kind is its reader's
+    business (FIELDS: `from_bytes` and `from_payload`; DECODED: the assembler's handler)."""
+
+    kind: int
+    outer: str  # the envelope's `type`
+    inner: str | None = None  # the payload's `type`; None: the outer type alone says it
+    read: str = SEEN
+    role: str | None = None  # SEEN messages: only those of this role count
+    # FIELDS: (ts, buf, pos, end, counts, oversized) -> record, reading the bytes (falling
+    # back to decoding the line), and payload dict -> fields, for a line already decoded.
+    from_bytes: Callable | None = None
+    from_payload: Callable | None = None
+    # The skimmer finds this kind's lines by this needle (None: it does not look them up).
+    needle: bytes | None = None
+
+    # The same names as bytes, as the header path and the skimmer meet them.
+    outer_b: bytes = field(init=False)
+    inner_b: bytes | None = field(init=False)
+    role_b: bytes | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        encoded = lambda text: text.encode() if text is not None else None  # noqa: E731
+        for name in ("outer", "inner", "role"):
+            object.__setattr__(self, name + "_b", encoded(getattr(self, name)))
+
+
+# Outer types Codex writes that carry nothing the statistics use (an unknown one is counted).
+OTHER_OUTER_TYPES = frozenset(
     {
-        "session_meta", "response_item", "compacted", "turn_context", "event_msg",
-        "world_state", "inter_agent_communication", "inter_agent_communication_metadata",
-        "token_usage_record", "retained_context", "security_risk_score", "realtime_item",
-        "transaction",
+        "compacted", "world_state", "inter_agent_communication",
+        "inter_agent_communication_metadata", "token_usage_record", "retained_context",
+        "security_risk_score", "realtime_item", "transaction",
     }
 )
-
-_EVENTS_DECODED = {
-    "task_started": TASK_STARTED,
-    "task_complete": TASK_COMPLETE,
-    "turn_aborted": TURN_ABORTED,
-    "error": ERROR,
-    "thread_settings_applied": SETTINGS,
-    "token_count": TOKEN_COUNT,
-}
-_EVENTS_SEEN = {"user_message": USER_MESSAGE, "agent_message": OUTPUT}
-_TOOL_ITEMS = frozenset(
-    {"function_call", "custom_tool_call", "local_shell_call", "web_search_call",
-     "tool_search_call", "image_generation_call"}
-)
+TOOL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+              "tool_search_call", "image_generation_call")
 
 # What Codex writes (serde, compact, fixed field order). Anything else takes the slow path.
 _HEADER = re.compile(
@@ -61,11 +103,11 @@ _ROLE = re.compile(rb'"role":"([a-z]+)"')
 HEADER_BYTES = 320
 
 
-def _from_assistant(buf, at: int, end: int) -> bool:
-    """Whether the message whose type ends at `at` is the assistant's: its role follows
-    within 200 bytes, before `end` (its line's end)."""
-    role = _ROLE.search(buf, at, min(end, at + 200))
-    return role is not None and role.group(1) == b"assistant"
+def _from_role(buf, at: int, end: int, role: bytes) -> bool:
+    """Whether the message whose type ends at `at` is `role`'s: its role follows within
+    200 bytes, before `end` (its line's end)."""
+    found = _ROLE.search(buf, at, min(end, at + 200))
+    return found is not None and found.group(1) == role
 
 
 @dataclass(slots=True)
@@ -135,8 +177,8 @@ def _decode(raw: bytes) -> Any:
 
 def parse_line(
     buf: bytes, pos: int, end: int, counts: LineCounts, oversized: bool = False
-) -> tuple | None:
-    """The line buf[pos:end] (without its newline) -> (kind, timestamp, payload) or None.
+) -> Record | None:
+    """The line buf[pos:end] (without its newline) -> its record, or None.
 
     Works in place on the buffer: most lines are never copied. `oversized`: the line is too
     long to decode; it is recognised by its head only.
@@ -147,38 +189,50 @@ def parse_line(
             counts.oversized += 1
             return None
         return _slow_path(buf[pos:end], counts)
-    ts, outer, inner = match.group(1), match.group(2), match.group(3)
-    if inner is None and outer in (b"event_msg", b"response_item"):
-        # Not the usual layout (a payload that is no object, or does not start with its type).
-        if oversized:
-            counts.oversized += 1
+    ts, outer, inner = match.group(1, 2, 3)
+    line = _BY_HEADER.get((outer, inner))
+    if line is None:
+        if outer in _BY_INNER_B:  # its kinds are told by the payload's type
+            if inner is not None:
+                return None  # a payload type nobody reads
+            # Not the usual layout (a payload that is no object, or does not start with its type).
+            if oversized:
+                counts.oversized += 1
+                return None
+            return _slow_path(buf[pos:end], counts)
+        line = _BY_HEADER.get((outer, None))
+        if line is None:
+            name = outer.decode()
+            if name not in OTHER_OUTER_TYPES:
+                counts.unknown_types[name] = counts.unknown_types.get(name, 0) + 1
             return None
-        return _slow_path(buf[pos:end], counts)
-    if outer == b"response_item":
-        if inner == b"message":
-            return (OUTPUT, ts, None) if _from_assistant(buf, match.end(), end) else None
-        if inner is not None and inner.decode() in _TOOL_ITEMS:
-            return (TOOL_CALL, ts, None)
-        return None
-    if outer == b"event_msg":
-        name = inner.decode() if inner is not None else ""
-        kind = _EVENTS_DECODED.get(name)
-        if kind is None:
-            seen = _EVENTS_SEEN.get(name)
-            return (seen, ts, None) if seen is not None else None
-        if kind == TOKEN_COUNT:  # many per turn, one used: the assembler decodes it lazily
-            return None if oversized else (TOKEN_COUNT, ts, bytes(buf[pos:end]))
-        if kind == SETTINGS:
-            return _settings(ts, buf, pos, end, counts, oversized)
-        return _decoded(kind, ts, buf, pos, end, counts, oversized)
-    if outer == b"turn_context":
-        return _turn_context(ts, buf, pos, end, counts, oversized)
-    if outer == b"session_meta":
-        return _meta(ts, buf, pos, end, counts, oversized)
-    name = outer.decode()
-    if name not in KNOWN_OUTER_TYPES:
-        counts.unknown_types[name] = counts.unknown_types.get(name, 0) + 1
-    return None
+    # _from_bytes, written out: this runs for every line read one by one.
+    read = line.read
+    if read == SEEN:
+        if line.role is not None and not _from_role(buf, match.end(), end, line.role_b):
+            return None
+        return (line.kind, ts, None)
+    if read == RAW:
+        return None if oversized else (line.kind, ts, bytes(buf[pos:end]))
+    if read == FIELDS:
+        return line.from_bytes(ts, buf, pos, end, counts, oversized)
+    return _decoded(line.kind, ts, buf, pos, end, counts, oversized)
+
+
+def _from_bytes(line: LineKind, ts: bytes, buf, pos: int, end: int, counts: LineCounts,
+                oversized: bool, after: int) -> Record | None:
+    """The record of a line of a known kind, from its bytes (`after`: where its header
+    ends)."""
+    read = line.read
+    if read == SEEN:
+        if line.role is not None and not _from_role(buf, after, end, line.role_b):
+            return None
+        return (line.kind, ts, None)
+    if read == RAW:
+        return None if oversized else (line.kind, ts, bytes(buf[pos:end]))
+    if read == FIELDS:
+        return line.from_bytes(ts, buf, pos, end, counts, oversized)
+    return _decoded(line.kind, ts, buf, pos, end, counts, oversized)
 
 
 def _decoded(
@@ -302,7 +356,42 @@ def _context_fields(payload: dict) -> dict:
     return {"model": payload.get("model"), "effort": effort}
 
 
-def _slow_path(raw: bytes, counts: LineCounts) -> tuple | None:
+# --- the line kinds --------------------------------------------------------------------
+#
+# Every line the engine reads, in one table. The needles are how the skimmer finds a kind's
+# lines in a whole file: as long as the layout allows (bytes.find skips further on a longer
+# one); `"type"` always follows the timestamp (and, in some versions, an ordinal).
+LINE_KINDS: tuple[LineKind, ...] = (
+    LineKind(META, "session_meta", read=FIELDS, from_bytes=_meta, from_payload=_meta_fields),
+    LineKind(TURN_CONTEXT, "turn_context", read=FIELDS, from_bytes=_turn_context,
+             from_payload=_context_fields, needle=b',"type":"turn_context","payload":{'),
+    LineKind(TASK_STARTED, "event_msg", "task_started", DECODED,
+             needle=b',"type":"event_msg","payload":{"type":"task_started"'),
+    LineKind(TASK_COMPLETE, "event_msg", "task_complete", DECODED,
+             needle=b',"type":"event_msg","payload":{"type":"task_complete"'),
+    LineKind(TURN_ABORTED, "event_msg", "turn_aborted", DECODED,
+             needle=b'"payload":{"type":"turn_aborted"'),
+    LineKind(ERROR, "event_msg", "error", DECODED, needle=b'"payload":{"type":"error"'),
+    LineKind(SETTINGS, "event_msg", "thread_settings_applied", FIELDS, from_bytes=_settings,
+             from_payload=_settings_fields,
+             needle=b',"type":"event_msg","payload":{"type":"thread_settings_applied"'),
+    LineKind(TOKEN_COUNT, "event_msg", "token_count", RAW, needle=b'"payload":{"type":"token_count"'),
+    LineKind(USER_MESSAGE, "event_msg", "user_message"),
+    LineKind(OUTPUT, "event_msg", "agent_message"),
+    LineKind(OUTPUT, "response_item", "message", role="assistant"),
+    *(LineKind(TOOL_CALL, "response_item", name) for name in TOOL_ITEMS),
+)
+
+# What the paths look a line up by, made from the table.
+_BY_NAME = {(k.outer, k.inner): k for k in LINE_KINDS}  # decoded lines
+_BY_HEADER = {(k.outer_b, k.inner_b): k for k in LINE_KINDS}  # lines read from their bytes
+_BY_INNER = frozenset(k.outer for k in LINE_KINDS if k.inner is not None)
+_BY_INNER_B = frozenset(k.outer_b for k in LINE_KINDS if k.inner is not None)
+_OF_KIND = {k.kind: k for k in LINE_KINDS if k.needle is not None}  # those the skimmer looks up
+KNOWN_OUTER_TYPES = frozenset(k.outer for k in LINE_KINDS) | OTHER_OUTER_TYPES
+
+
+def _slow_path(raw: bytes, counts: LineCounts) -> Record | None:
     """Lines not in Codex's usual byte layout: decode and look at the keys."""
     stripped = raw.strip()
     if not stripped:
@@ -327,26 +416,26 @@ def _slow_path(raw: bytes, counts: LineCounts) -> tuple | None:
         return None
     inner = payload.get("type")
     if not isinstance(inner, str):
-        inner = None  # a list or an object here must not reach the set lookups below
-    if outer == "response_item":
-        if inner == "message" and payload.get("role") == "assistant":
-            return (OUTPUT, ts_bytes, None)
-        return (TOOL_CALL, ts_bytes, None) if inner in _TOOL_ITEMS else None
-    if outer == "event_msg":
-        if inner == "token_count":
-            return (TOKEN_COUNT, ts_bytes, raw)
-        if inner == "thread_settings_applied":
-            return (SETTINGS, ts_bytes, _settings_fields(payload))
-        if inner in _EVENTS_DECODED:
-            return (_EVENTS_DECODED[inner], ts_bytes, payload)
-        return (_EVENTS_SEEN[inner], ts_bytes, None) if inner in _EVENTS_SEEN else None
-    if outer == "turn_context":
-        return (TURN_CONTEXT, ts_bytes, _context_fields(payload))
-    if outer == "session_meta":
-        return (META, ts_bytes, _meta_fields(payload))
-    if outer not in KNOWN_OUTER_TYPES:
-        counts.unknown_types[outer] = counts.unknown_types.get(outer, 0) + 1
-    return None
+        inner = None  # a list or an object here must not reach the lookups below
+    line = _BY_NAME.get((outer, inner))
+    if line is None:
+        if outer in _BY_INNER:
+            return None
+        line = _BY_NAME.get((outer, None))
+        if line is None:
+            if outer not in OTHER_OUTER_TYPES:
+                counts.unknown_types[outer] = counts.unknown_types.get(outer, 0) + 1
+            return None
+    read = line.read
+    if read == SEEN:
+        if line.role is not None and payload.get("role") != line.role:
+            return None
+        return (line.kind, ts_bytes, None)
+    if read == RAW:
+        return (line.kind, ts_bytes, raw)
+    if read == FIELDS:
+        return (line.kind, ts_bytes, line.from_payload(payload))
+    return (line.kind, ts_bytes, payload)
 
 
 def scan(
@@ -384,27 +473,21 @@ def scan(
 # just the few lines each turn needs, producing the same records the line-by-line path would
 # for the assembler. It is used for the first read of files that are not being written.
 
-# Needles are as long as the layout allows: bytes.find skips further on a longer one (on
-# JSON, `,"type":"event_msg","payload":{"type":"task_` scans 15 % faster than its last 35
-# bytes). `"type"` always follows the timestamp (and, in some versions, an ordinal).
-TASK_NEEDLE = b',"type":"event_msg","payload":{"type":"task_'
+# A turn's boundaries, task_started and task_complete, found by one needle: what their
+# needles share.
+_BOUNDARIES = {k.inner: k.kind for k in LINE_KINDS if k.kind in (TASK_STARTED, TASK_COMPLETE)}
+TASK_NEEDLE = os.path.commonprefix([_OF_KIND[kind].needle for kind in _BOUNDARIES.values()])
 # A turn's context and settings are written within its first lines (after the instructions,
 # on a session's first turn): look no further than this into a turn's body.
 TURN_HEAD_BYTES = 256 << 10
-_NEEDLES = {
-    TURN_CONTEXT: b',"type":"turn_context","payload":{',
-    SETTINGS: b',"type":"event_msg","payload":{"type":"thread_settings_applied"',
-    TOKEN_COUNT: b'"payload":{"type":"token_count"',
-    ERROR: b'"payload":{"type":"error"',
-    TURN_ABORTED: b'"payload":{"type":"turn_aborted"',
-}
 # What a failed turn's body is searched for: tool calls and model output (did it work before
-# it failed?). One pass for all of them: a search per kind read long bodies several times over.
+# it failed?), the SEEN kinds of the table. One pass for all of them: a search per kind read
+# long bodies several times over.
+_WORK_KINDS = [k for k in LINE_KINDS if k.kind in (TOOL_CALL, OUTPUT)]
 _WORK = re.compile(
-    rb'"payload":\{"type":"(' + b"|".join(sorted(n.encode() for n in _TOOL_ITEMS)) + rb'|message|agent_message)"'
+    rb'"payload":\{"type":"(' + b"|".join(sorted({k.inner_b for k in _WORK_KINDS})) + rb')"'
 )
-_RESPONSE_ITEM = b'"type":"response_item",'
-_EVENT_MSG = b'"type":"event_msg",'
+_WORK_OF = {k.inner_b: (b'"type":"' + k.outer_b + b'",', k) for k in _WORK_KINDS}
 
 
 def _work(buf, lo: int, hi: int) -> tuple[int, bool]:
@@ -412,24 +495,18 @@ def _work(buf, lo: int, hi: int) -> tuple[int, bool]:
     would find them line by line."""
     calls, output = 0, False
     for match in _WORK.finditer(buf, lo, hi):
-        name, at = match.group(1), match.start()
-        if name == b"agent_message":
-            output = output or buf.startswith(_EVENT_MSG, at - len(_EVENT_MSG))
-        elif not buf.startswith(_RESPONSE_ITEM, at - len(_RESPONSE_ITEM)):
+        envelope, line = _WORK_OF[match.group(1)]
+        at = match.start()
+        if not buf.startswith(envelope, at - len(envelope)):
             continue
-        elif name != b"message":
+        if line.kind == TOOL_CALL:
             calls += 1
+        elif line.role is None:
+            output = True
         elif not output:
             line_end = buf.find(b"\n", match.end(), hi)
-            output = _from_assistant(buf, match.end(), hi if line_end < 0 else line_end)
+            output = _from_role(buf, match.end(), hi if line_end < 0 else line_end, line.role_b)
     return calls, output
-
-
-# What each line kind's header says (outer type, payload type), for the lines skimming
-# looks up by needle; and how those that are not simply decoded read their fields.
-_EXPECTED = {kind: (b"event_msg", name.encode()) for name, kind in _EVENTS_DECODED.items()}
-_EXPECTED[TURN_CONTEXT] = (b"turn_context", None)
-_EXTRACT = {TURN_CONTEXT: _turn_context, SETTINGS: _settings}
 
 
 def skim(buf, end: int, counts: LineCounts, max_line: int) -> tuple[list[tuple], int] | None:
@@ -463,11 +540,11 @@ class _Skimmer:
     def line(self, kind: int, lo: int, hi: int, first: bool = False) -> int:
         """The last (or first) line of a kind between lo and hi, decoded, as a record;
         -> where that line ends, 0 if there was none."""
-        buf = self.buf
+        buf, want = self.buf, _OF_KIND[kind]
         if first:
-            hit = buf.find(_NEEDLES[kind], lo, min(hi, lo + TURN_HEAD_BYTES))
+            hit = buf.find(want.needle, lo, min(hi, lo + TURN_HEAD_BYTES))
         else:
-            hit = buf.rfind(_NEEDLES[kind], lo, hi)
+            hit = buf.rfind(want.needle, lo, hi)
         if hit < 0:
             return 0
         start = buf.rfind(b"\n", lo, hit) + 1 or lo
@@ -476,14 +553,9 @@ class _Skimmer:
         match = _HEADER.match(buf, start, min(end, start + HEADER_BYTES))
         # The usual layout, of the expected type: straight to the fields (what parse_line
         # would do after recognising the header).
-        if match is not None and match.group(2, 3) == _EXPECTED[kind]:
-            ts = match.group(1)
-            if kind == TOKEN_COUNT:
-                rec = None if oversized else (TOKEN_COUNT, ts, bytes(buf[start:end]))
-            elif kind in _EXTRACT:
-                rec = _EXTRACT[kind](ts, buf, start, end, self.counts, oversized)
-            else:
-                rec = _decoded(kind, ts, buf, start, end, self.counts, oversized)
+        if match is not None and match.group(2, 3) == (want.outer_b, want.inner_b):
+            rec = _from_bytes(want, match.group(1), buf, start, end, self.counts, oversized,
+                              match.end())
         else:
             rec = parse_line(buf, start, end, self.counts, oversized)
         if rec is not None and rec[0] == kind:
@@ -491,7 +563,7 @@ class _Skimmer:
             return end
         return 0
 
-    def boundary(self, start: int, end: int) -> tuple | None:
+    def boundary(self, start: int, end: int) -> Record | None:
         """The line a task needle was found in -> its record, if it is a turn boundary.
         Such lines are short and always decoded: straight to orjson, no header first."""
         if end - start <= self.max_line:
@@ -503,10 +575,9 @@ class _Skimmer:
                 payload, ts = obj.get("payload"), obj.get("timestamp")
                 if type(payload) is dict and type(ts) is str:
                     inner = payload.get("type")
-                    if inner == "task_started":
-                        return (TASK_STARTED, ts, payload)
-                    if inner == "task_complete":
-                        return (TASK_COMPLETE, ts, payload)
+                    kind = _BOUNDARIES.get(inner) if type(inner) is str else None
+                    if kind is not None:
+                        return (kind, ts.encode(), payload)
         # Anything unusual: the general path decides, and counts what is wrong.
         rec = parse_line(self.buf, start, end, self.counts, end - start > self.max_line)
         return rec if rec is not None and rec[0] in (TASK_STARTED, TASK_COMPLETE) else None

@@ -15,6 +15,7 @@ import itertools
 import operator
 import re
 import sys
+from datetime import datetime
 from typing import Any
 
 from codexwatch.core import parse as P
@@ -22,6 +23,8 @@ from codexwatch.core.classify import classify
 from codexwatch.core.models import Turn
 from codexwatch.core.times import parse_iso, plausible
 from codexwatch.core.usage import exhausted_reset, full, read_limits
+
+_fromisoformat = datetime.fromisoformat
 
 ERA_D_FROM = (0, 145)  # first versions that write task_complete.error
 ERA_C_FROM = (0, 100)  # first versions that write task_started/task_complete
@@ -34,6 +37,23 @@ def version_tuple(version: str | None) -> tuple[int, int] | None:
 
 
 _MAX_COUNT = 2**53  # tokens and milliseconds beyond this are garbage (and not JSON-safe)
+
+
+# A line's timestamp as Codex writes every one (`2026-11-29T08:35:10.767Z`, serde's UTC with
+# milliseconds), several per turn. parse_iso reads it with fromisoformat on 3.11 and later;
+# 3.10's reads no Z, and the way round it took three times as long: there the Z is given as
+# an offset fromisoformat reads. Anything else is parse_iso's.
+if sys.version_info >= (3, 11):
+    line_time = parse_iso
+else:
+    def line_time(raw: bytes | str | None) -> float | None:
+        """A line's `timestamp` (its bytes) -> epoch seconds, as parse_iso gives it."""
+        if raw.__class__ is bytes and len(raw) == 24 and raw[23] == 90 and raw[10] == 84 and raw[19] == 46:
+            try:  # 90, 84, 46: Z, T, "."
+                return plausible(_fromisoformat(raw[:23].decode("ascii") + "+00:00").timestamp())
+            except ValueError:
+                pass
+        return parse_iso(raw)
 
 
 def _num(value: Any) -> float | None:
@@ -195,7 +215,7 @@ class TurnAssembler:
     def last_ts(self) -> float | None:
         """Time of the last line seen."""
         if self._last_raw is not self._last_parsed[0]:
-            self._last_parsed = (self._last_raw, parse_iso(self._last_raw))
+            self._last_parsed = (self._last_raw, line_time(self._last_raw))
         return self._last_parsed[1]
 
     def _on_meta(self, ts, p: dict) -> None:
@@ -235,7 +255,7 @@ class TurnAssembler:
         if self.open is not None:
             self._close_open("incomplete")
         turn_id = _str(p.get("turn_id")) or f"{self.session_id}#{len(self.done)}"
-        self._start(turn_id, parse_iso(ts) or _time(p.get("started_at")))
+        self._start(turn_id, line_time(ts) or _time(p.get("started_at")))
         window = _count(p.get("model_context_window"))
         if window and self.open is not None:
             self.open.context_window = window
@@ -246,7 +266,7 @@ class TurnAssembler:
         # Era B: the previous turn ends where the next prompt begins.
         self._settle_tokens()
         self._close_era_b()
-        self._start(f"{self.session_id}#{len(self.done)}", parse_iso(ts))
+        self._start(f"{self.session_id}#{len(self.done)}", line_time(ts))
 
     def _on_output(self, ts, p) -> None:
         self._has_output = True
@@ -305,7 +325,7 @@ class TurnAssembler:
         turn = self.open
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
             return  # the end of a turn we never saw begin (a replayed or truncated prefix)
-        ended = parse_iso(ts) or _time(p.get("completed_at"))
+        ended = line_time(ts) or _time(p.get("completed_at"))
         duration = _count(p.get("duration_ms"))
         turn.time_to_first_token_ms = _count(p.get("time_to_first_token_ms"))
         turn.ended_at = ended
@@ -328,7 +348,7 @@ class TurnAssembler:
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):
             return
         turn.outcome = "aborted"
-        turn.ended_at = parse_iso(ts) or _time(p.get("completed_at"))
+        turn.ended_at = line_time(ts) or _time(p.get("completed_at"))
         duration = _count(p.get("duration_ms"))
         turn.duration_ms = duration if duration is not None else _span_ms(turn)
         self._finish()

@@ -20,6 +20,7 @@ import os
 import sqlite3
 import sys
 import zlib
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -296,3 +297,38 @@ class IndexCache:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+class FolderRows:
+    """The index's rows, a folder at a time: a row is taken when its folder's first file is
+    wanted, and let go (with the folder's changed files saved) once its last one is done."""
+
+    def __init__(self, index: "IndexCache | None", paths: list[str]) -> None:
+        self.index = index
+        names: dict[str, str] = {}  # one string per folder, not one per file
+        self.of = [names.setdefault(d, d) for d in map(os.path.dirname, paths)]
+        self.left = Counter(self.of)
+        self.states: dict[str, dict] = {}
+        self.changed: dict[str, list[RolloutReader]] = {}
+
+    def reader(self, path: str, folder: str) -> RolloutReader | None:
+        """The reader the index holds for `path`, None if its row did not load."""
+        if self.index is None:
+            return None
+        if folder not in self.states:
+            self.states[folder] = self.index.folder(folder)
+        state = self.states[folder].pop(path, None)
+        try:
+            return RolloutReader.from_state(state) if state is not None else None
+        except Exception:  # noqa: BLE001 - a bad state only costs a re-read of its file
+            self.index.problem = "some index rows did not load; those files were read again"
+            return None
+
+    def done(self, folder: str, reader: RolloutReader, changed: bool) -> None:
+        if changed and self.index is not None:
+            self.changed.setdefault(folder, []).append(reader)
+        self.left[folder] -= 1
+        if not self.left[folder]:
+            self.states.pop(folder, None)
+            if folder in self.changed:
+                self.index.save(self.changed.pop(folder))

@@ -29,6 +29,10 @@ from typing import Iterator
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
 
 BATCH_BYTES = 4 << 20
+# and files, at least: a batch costs both processes some 0.1 ms whatever it holds, and many
+# small sessions (`codex exec` from scripts, 34 KB each) made 2,000 batches a GiB
+BATCH_FILES = 64
+PARALLEL_MIN_BYTES = 64 << 20  # below this, starting processes costs more than it saves
 _LENGTH = 8  # bytes of the length before each message
 _AHEAD = 8  # batches read ahead of the one awaited, at most: what waits costs memory
 _IN_FLIGHT = 4  # batches a helper holds at a time: enough to read on while this process is busy
@@ -40,7 +44,7 @@ def _batches(jobs: list[ReadJob]) -> list[list[ReadJob]]:
     for job in jobs:
         batches[-1].append(job)
         size += job.weight
-        if size >= BATCH_BYTES:
+        if size >= BATCH_BYTES and len(batches[-1]) >= BATCH_FILES:
             batches.append([])
             size = 0
     return [b for b in batches if b]
@@ -285,3 +289,21 @@ def _stop(pid: int) -> None:
         os.waitpid(pid, 0)
     except OSError:
         pass
+
+
+def default_workers() -> int:
+    """How many processes read a large history when helpers are wanted (codexwatch's own
+    headless commands): this one and a helper, on a machine with two cores or more."""
+    return min(2, os.cpu_count() or 1)
+
+
+def read_new(jobs: list[ReadJob], workers: int, whole: WholeFileBuffer,
+             crew: Crew | None = None) -> Iterator[RolloutReader]:
+    """Every job's reader, in the order of `jobs`: by `workers` processes when there are
+    that many and the jobs weigh enough to pay for them (with `crew`'s helpers, if given;
+    else helpers just for these), else here."""
+    if workers > 1 and sum(job.weight for job in jobs) >= PARALLEL_MIN_BYTES:
+        if crew is not None:
+            return crew.read_in_order(jobs, whole)
+        return read_in_order(jobs, workers, whole)
+    return read_jobs(jobs, whole)

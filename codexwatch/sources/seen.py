@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from itertools import compress
+from operator import attrgetter
 from pathlib import Path
 from typing import Iterable, Iterator
 
 import orjson
 
+from codexwatch.core.models import Turn
 from codexwatch.sources.spill import copy_database, open_copy, temporary_database
 
 SPILL_IDS = 32_768  # ids kept in memory before they move to disk: ~4 MB
@@ -106,3 +109,17 @@ class TurnIds:
         if self.db is not None:
             self.db.close()
             self.db = None
+
+
+def fresh(turns: list[Turn], seen: TurnIds, cutoff: float | None) -> list[Turn]:
+    """The turns not `seen` before, within the window. Forks and sub-agent files replay
+    their parent's turns: the first file (in path order) to have a turn id keeps it."""
+    keep = seen.new(list(map(_TURN_ID, turns)))
+    if keep is not None:
+        turns = list(compress(turns, keep))
+    if cutoff is not None:
+        turns = [t for t in turns if t.at >= cutoff or t.live]
+    return turns
+
+
+_TURN_ID = attrgetter("turn_id")

@@ -1,8 +1,8 @@
 """File-system faults under a followed Codex home: nothing raises, health says what happened,
 turns from the readable files stay intact.
 
-The live follower drives `History.discover(now)` and `History.refresh(paths, now)`; these tests
-drive them the same way. Running as root makes chmod 000 ineffective, so there unreadability is
+The live follower hands `History.refresh(paths, now)` the files its watcher saw change or
+appear; these tests hand it the files a look at the home finds (`unread`). Running as root makes chmod 000 ineffective, so there unreadability is
 simulated by putting a directory or a broken symlink where the file was.
 """
 
@@ -18,7 +18,7 @@ import pytest
 from codexwatch.core.stats import compute_stats
 from codexwatch.sources.history import History, find_rollouts
 from codexwatch.sources.reader import RolloutReader
-from tests.conftest import REAL_CLI
+from tests.conftest import REAL_CLI, unread
 
 NOW = time.time() + 3600
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -74,7 +74,7 @@ def test_file_deleted_while_followed(tmp_path):
     # What was read from it is kept; the other files are untouched.
     assert fingerprint(history.turns) == before
     assert all(health_of(history, p).error is None for p in others)
-    assert str(victim) not in history.discover(NOW)
+    assert str(victim) not in unread(history, NOW)
     usable(history)
 
 
@@ -147,7 +147,7 @@ def test_file_replaced_by_something_unreadable(tmp_path, replacement):
     else:
         assert error, "health must say the file could not be read"
     assert fingerprint(t for t in history.turns if t.file != str(victim)) == others_before
-    history.discover(NOW)
+    unread(history, NOW)
     usable(history)
     # Put back: read again from the start.
     if victim.is_dir() and not victim.is_symlink():
@@ -166,12 +166,12 @@ def test_sessions_folder_created_after_start(tmp_path):
     history = History(home=home)
     assert history.home_problem is not None
     history.load(NOW)
-    assert history.turns == [] and history.discover(NOW) == []
+    assert history.turns == [] and unread(history, NOW) == []
     day = home / "sessions" / "2026" / "11" / "29"
     day.mkdir(parents=True)
     (day / TUI_171.name).write_bytes(TUI_171.read_bytes())
     assert history.home_problem is None
-    new = history.discover(NOW)
+    new = unread(history, NOW)
     assert new == [str(day / TUI_171.name)]
     assert history.refresh(new, NOW) == new
     assert fingerprint(history.turns) == fingerprint(turns_of(TUI_171))
@@ -181,7 +181,7 @@ def test_home_itself_missing_then_created(tmp_path):
     home = tmp_path / "not-yet"
     history = History(home=home)
     assert "No Codex home" in history.home_problem
-    assert history.discover(NOW) == []
+    assert unread(history, NOW) == []
     home.mkdir()
     assert "no sessions/ folder" in history.home_problem
 
@@ -192,7 +192,7 @@ def test_sessions_folder_removed_and_recreated(tmp_path):
     before = fingerprint(history.turns)
     shutil.rmtree(home / "sessions")
     assert history.home_problem is not None
-    assert history.discover(NOW) == []
+    assert unread(history, NOW) == []
     assert history.refresh([str(p) for p in copies], NOW) == []
     assert {h.error for h in history.health()} == {"file vanished"}
     assert fingerprint(history.turns) == before  # what was read stays on screen
@@ -207,7 +207,7 @@ def test_sessions_folder_removed_and_recreated(tmp_path):
     extra = home / "sessions" / "2026" / "11" / "30" / EXEC_171[2].name
     extra.parent.mkdir()
     extra.write_bytes(EXEC_171[2].read_bytes())
-    assert history.discover(NOW) == [str(extra)]
+    assert unread(history, NOW) == [str(extra)]
     assert history.refresh([str(extra)], NOW) == [str(extra)]
     assert len(history.turns) == len(before) + len(turns_of(EXEC_171[2]))
 
@@ -233,10 +233,10 @@ def test_thousands_of_files_appearing_at_once(tmp_path):
     count = 3000
     for n in range(count):
         (burst / f"rollout-2026-11-30T00-00-00-{n:05d}.jsonl").write_bytes(_tiny_rollout(n))
-    new = history.discover(NOW)
+    new = unread(history, NOW)
     assert len(new) == count
     assert len(history.refresh(new, NOW)) == count
-    assert history.discover(NOW) == []
+    assert unread(history, NOW) == []
     assert len(history.turns) == known + count
     assert sum(t.outcome == "failed" for t in history.turns if t.file.startswith(str(burst))) == count // 3
     health = history.health()
@@ -260,7 +260,7 @@ def test_symlinked_date_folder_and_a_symlink_loop(tmp_path):
     assert len(found) == len(real) == len(copies) + 1  # each file once, the loop walked once
     history = loaded(home)
     assert len(history.readers) == len(copies) + 1
-    assert history.discover(NOW) == []
+    assert unread(history, NOW) == []
     ids = [t.turn_id for t in history.turns]
     assert len(ids) == len(set(ids))
     assert all(h.error is None for h in history.health())
@@ -270,7 +270,7 @@ def test_symlinked_date_folder_and_a_symlink_loop(tmp_path):
 def test_file_deleted_between_listing_and_reading(tmp_path):
     home, copies = make_home(tmp_path)
     history = History(home=home)
-    new = history.discover(NOW)
+    new = unread(history, NOW)
     copies[0].unlink()
     history.refresh(new, NOW)
     assert health_of(history, copies[0]).error == "file vanished"

@@ -10,6 +10,7 @@ import orjson
 
 from codexwatch.demo import Demo, Step, fresh_ids, load_recording, recording_ids, retime
 from codexwatch.sources.history import load_history
+from tests.conftest import unread
 from codexwatch.sources.watcher import SessionFollower
 
 from .helpers import failed_turn_lines, make_home, tui_session
@@ -88,7 +89,7 @@ def test_demo_home_has_a_week_of_real_turns_and_a_live_replay(tmp_path):
         assert all(now - 8 * 86400 <= t.at <= now + 60 for t in turns)
         before = sum(t.failed for t in turns)
         asyncio.run(demo.replay(loop=False))
-        history.refresh(history.discover(now) + list(history.readers), now)
+        history.refresh(unread(history, now) + list(history.readers), now)
         assert sum(t.failed for t in history.turns) == before + 1
         home = demo.home
     assert not home.exists()

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from codexwatch.sources.history import load_history
-from tests.conftest import REAL_CLI
+from tests.conftest import REAL_CLI, unread
 
 NOW = time.time()
 
@@ -33,10 +33,10 @@ def test_new_files_are_discovered_and_read(tmp_path):
     history = load_history(tmp_path, None, NOW, use_cache=False)
     assert history.turns == []
     shutil.copytree(REAL_CLI / "exec-0.171.0" / "sessions", tmp_path / "sessions", dirs_exist_ok=True)
-    new = history.discover(NOW)
+    new = unread(history, NOW)
     assert len(new) == 8
     history.refresh(new, NOW)
-    assert len(history.turns) == 8 and history.discover(NOW) == []
+    assert len(history.turns) == 8 and unread(history, NOW) == []
 
 
 def test_a_first_read_without_stat_still_skims_only_quiet_files(tmp_path, monkeypatch):
@@ -72,7 +72,7 @@ def test_listing_by_name_finds_what_listing_with_stat_finds(tmp_path):
 
 
 def test_the_listing_is_in_the_order_of_whole_paths_and_read_in_whole_folders(tmp_path):
-    from codexwatch.sources.history import _whole_folders, find_rollouts, iter_rollouts
+    from codexwatch.sources.listing import find_rollouts, iter_rollouts, whole_folders as _whole_folders
 
     names = ["sessions/2026/01/x/a.jsonl", "sessions/2026/01/x.jsonl", "sessions/2026/01/x-y.jsonl",
              "sessions/2026/01/x/b/c.jsonl", "sessions/2026/1.jsonl", "archived_sessions/z.jsonl",
@@ -125,8 +125,9 @@ def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, 
         monkeypatch.setattr(stats, "SPILL_BYTES", 0)  # the finished turns, on disk at once
     # Helper processes and many small batches, so readers arrive out of order and must be
     # put back in path order.
-    monkeypatch.setattr(history_module, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
     whole = load_history(home, since, NOW, use_cache=False)
     expected = compute_stats(whole.turns, whole.health(), NOW,
                              unknown_error_infos=whole.unknown_error_infos())

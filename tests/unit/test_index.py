@@ -178,12 +178,58 @@ def _add_fork(home):
     shutil.copy(parent, fork)
 
 
-def _stats(home, cache, now=NOW, **kw):
+def _stats(home, cache, now=NOW, since=None, **kw):
     from codexwatch.core.stats import StatsFold
 
     fold = StatsFold(now)
-    load_history(home, None, now, cache_dir=cache, fold=fold, **kw)
+    load_history(home, since, now, cache_dir=cache, fold=fold, **kw)
     return fold.result()
+
+
+def _opened(monkeypatch) -> list:
+    """What a start opens from now on: files, and folders' readers in the index."""
+    from codexwatch.sources import reader
+
+    opened: list = []
+    monkeypatch.setattr(IndexCache, "folder", lambda self, folder: opened.append(folder) or {})
+    monkeypatch.setattr(reader.RolloutReader, "_read_fd", lambda self, *a: opened.append(self.path))
+    return opened
+
+
+DECADE = 3650 * 86400.0
+
+
+def test_a_window_that_leaves_nothing_out_takes_the_stored_statistics_up(home, tmp_path, monkeypatch):
+    """Any window reaching back past every file and turn folds what `all` does: a stored
+    fold serves it, whichever of the two stored it."""
+    fresh = _stats(home, tmp_path / "unused", use_cache=False)
+    assert _stats(home, tmp_path / "unused", since=DECADE, use_cache=False) == fresh
+    later = _stats(home, tmp_path / "unused", since=DECADE / 2, now=NOW + 60, use_cache=False)
+    for first in (None, DECADE):
+        cache = tmp_path / f"cache-{first}"
+        assert _stats(home, cache, since=first) == fresh  # read, and the fold stored
+        with monkeypatch.context() as patch:
+            opened = _opened(patch)
+            assert _stats(home, cache, since=DECADE) == fresh
+            assert _stats(home, cache, since=DECADE / 2, now=NOW + 60) == later
+            assert _stats(home, cache) == fresh
+            assert opened == []
+
+
+def test_a_window_that_leaves_turns_out_is_read_not_taken_up(home, tmp_path, monkeypatch):
+    # The recordings' turns are days older than their files (written now): a window of an
+    # hour holds the files but not their turns.
+    for path in home.rglob("*.jsonl"):
+        os.utime(path, (NOW, NOW))
+    cache = tmp_path / "cache"
+    _stats(home, cache)
+    hour = _stats(home, cache, since=3600.0)
+    assert hour == _stats(home, tmp_path / "unused", since=3600.0, use_cache=False)
+    assert hour["turns"] == 0 and _stats(home, cache)["turns"] == 13
+    with monkeypatch.context() as patch:
+        opened = _opened(patch)
+        _stats(home, cache, since=3600.0)
+        assert opened  # the folders' readers, at least
 
 
 def test_stats_taken_up_from_the_index_equal_stats_read_afresh(home, tmp_path, monkeypatch):

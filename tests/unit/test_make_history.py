@@ -137,3 +137,48 @@ def test_tool_outputs_no_longer_than_codex_records(history):
             payload = line.get("payload") or {}
             if payload.get("type") == "function_call_output":
                 assert len(payload["output"]) <= 2 * gen.OUTPUT_SIZES[1]  # escaped twice at most
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    out = tmp_path_factory.mktemp("small")
+    manifest = _load().build(out, 3_000_000, days=10, seed=4, now=NOW, shape="small")
+    return out, manifest, sorted(out.glob("sessions/*/*/*/rollout-*.jsonl"))
+
+
+def test_small_shape_many_short_sessions(small):
+    """~31,700 sessions per GiB, ~1.7 turns and ~34 KB each, turns as recorded, files last
+    written when their session ended."""
+    _, manifest, files = small
+    assert manifest["shape"] == "small" and manifest["files"] == len(files)
+    per_gib = manifest["sessions"] * 2**30 / manifest["bytes"]
+    assert 25_000 < per_gib < 40_000
+    assert 1.3 < manifest["turns"] / manifest["sessions"] < 2.2
+    assert manifest["tool_pairs_added"] == 0 and manifest["token_lines_added"] == 0
+    for path in files:
+        lines = _lines(path)
+        assert lines[0]["type"] == "session_meta"
+        assert int(path.stat().st_mtime) == _seconds(lines[-1]["timestamp"])
+    # The large first line current releases write is there.
+    assert any(len(f.read_text().split("\n", 1)[0]) > 15_000 for f in files)
+
+
+def test_giant_shape_one_long_session(tmp_path):
+    manifest = _load().build(tmp_path, 2_000_000, days=30, seed=5, now=NOW, shape="giant")
+    files = sorted(tmp_path.glob("sessions/*/*/*/rollout-*.jsonl"))
+    assert manifest["files"] == manifest["sessions"] == len(files) == 1
+    lines = _lines(files[0])
+    starts = [line["payload"]["turn_id"] for line in lines
+              if (line.get("payload") or {}).get("type") == "task_started"]
+    assert len(starts) == manifest["turns"] > 50 and len(set(starts)) == len(starts)
+    stamps = [line["timestamp"] for line in lines]
+    assert stamps == sorted(stamps)
+    assert sum(1 for line in lines if line["type"] == "session_meta") == 1
+    assert int(files[0].stat().st_mtime) == _seconds(stamps[-1])
+    assert manifest["turns_by_version"] == {"0.171.0": manifest["turns"]}
+
+
+def test_default_shape_unchanged_by_the_option(history, tmp_path):
+    _, manifest, files = history
+    again = _load().build(tmp_path, 2_000_000, days=10, seed=3, now=NOW, shape="default")
+    assert again["bytes"] == manifest["bytes"] and again["turns"] == manifest["turns"]

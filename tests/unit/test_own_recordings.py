@@ -96,7 +96,7 @@ def test_skimming_and_reading_line_by_line_agree_on_the_era_c_and_d_recordings(t
         rows = []
         for skim in (False, True):
             history = History(home=home)
-            history.load(NOW, skim=skim, workers=1)
+            history.load(NOW, skim=skim)
             assert all(h.skimmed == skim for h in history.health())
             rows.append([tuple(getattr(t, n) for n in Turn.__slots__) for t in history.turns_at(NOW)])
         assert rows[0] == rows[1] and any(r[-1] is not None for r in rows[0])

@@ -33,6 +33,7 @@ def alone() -> list:
 @pytest.mark.parametrize("workers", [2, 3])
 def test_helpers_and_one_process_read_the_same(monkeypatch, workers):
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)  # a batch per file: every path is taken
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
     assert turns_of(parallel.read_in_order(jobs(), workers)) == alone()
 
 
@@ -57,6 +58,7 @@ def test_helpers_slower_than_this_process_still_hand_readers_on_in_order(monkeyp
         held.append(len(self.done))
 
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
     monkeypatch.setattr(parallel, "read_jobs", slow)
     monkeypatch.setattr(parallel, "_AHEAD", 2)
     monkeypatch.setattr(parallel._Round, "_step", counted)
@@ -79,6 +81,7 @@ def _send_garbage(inbox, out) -> None:
 @pytest.mark.parametrize("helper", [_die_after_taking_a_batch, _send_garbage], ids=["dies", "sends garbage"])
 def test_a_helper_that_fails_loses_nothing(monkeypatch, helper):
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
     monkeypatch.setattr(parallel, "_help", helper)
     assert turns_of(parallel.read_in_order(jobs(), 2)) == alone()
 
@@ -91,6 +94,7 @@ def test_no_fork_while_other_threads_run(monkeypatch):
 
     monkeypatch.setattr(os, "fork", refuse)
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
     release = threading.Event()
     other = threading.Thread(target=release.wait)
     other.start()
@@ -107,6 +111,7 @@ def test_a_crew_forks_its_helpers_once_for_every_list_it_reads(monkeypatch):
     fork = os.fork
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
     monkeypatch.setattr(parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
     crew = parallel.Crew(3)
     whole = parallel.WholeFileBuffer()
     try:
@@ -129,4 +134,5 @@ def test_batches_and_readers_larger_than_a_pipe_do_not_leave_both_sides_waiting(
         path.write_bytes(data)
         many.append(ReadJob(str(path), True, 1))
     monkeypatch.setattr(parallel, "BATCH_BYTES", len(many) // 3)
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
     assert turns_of(parallel.read_in_order(many, 2)) == turns_of(read_jobs(many))

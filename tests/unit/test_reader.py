@@ -170,18 +170,48 @@ from tests.conftest import SHARED_FIXTURES  # noqa: E402
 
 
 def _skim_cases():
+    """Every recording: the repository's (real-cli, own-cli), and the shared real, real-cli
+    and third-party ones when they are there."""
     paths = sorted(str(p) for p in REAL_CLI.rglob("*.jsonl"))
-    paths += sorted(glob.glob(str(SHARED_FIXTURES / "rollouts" / "real" / "*.jsonl")))
+    paths += sorted(str(p) for p in (REAL_CLI.parent / "own-cli").rglob("*.jsonl"))
+    for folder in ("real", "real-cli", "thirdparty"):
+        paths += sorted(glob.glob(str(SHARED_FIXTURES / "rollouts" / folder / "**" / "*.jsonl"),
+                                  recursive=True))
     return paths
 
 
-@pytest.mark.parametrize("path", _skim_cases(), ids=lambda p: Path(p).name[-24:])
+def _every_field(turns):
+    from codexwatch.core.models import Turn
+
+    return [tuple(getattr(t, name) for name in Turn.__slots__) for t in turns]
+
+
+# A third-party sample of every event type in one file: its one turn has a turn_aborted
+# and then its own task_complete. Read line by line the abort ends the turn (aborted, 10 ms);
+# the skimmer only looks for an abort in a turn that never completes (ok, 1,200 ms). Making
+# them agree means deciding which line ends such a turn, or searching every body for aborts
+# (about 0.4 s of CPU per GiB): not done yet.
+_DIFFER = {"codex__small.jsonl": "a turn_aborted followed by its own task_complete"}
+
+
+def _skim_params():
+    return [pytest.param(p, marks=pytest.mark.xfail(reason=_DIFFER[Path(p).name], strict=True))
+            if Path(p).name in _DIFFER else p for p in _skim_cases()]
+
+
+@pytest.mark.parametrize("path", _skim_params(), ids=lambda p: Path(p).name[-24:])
 def test_skimming_gives_the_same_turns_as_reading_every_line(path):
+    """Every field of every turn (what `turns --json` prints), the fast path against line
+    by line: read whole and skimmed, read whole line by line, and read in small chunks."""
     exact = RolloutReader(path)
     exact.read_new()
     skimmed = RolloutReader(path)
     skimmed.read_new(WholeFileBuffer(), skim=True)
-    assert fingerprint(skimmed.turns(NOW)) == fingerprint(exact.turns(NOW))
+    whole = RolloutReader(path)
+    whole.read_new(WholeFileBuffer(), skim=False)
+    want = _every_field(exact.turns(NOW))
+    assert _every_field(skimmed.turns(NOW)) == want
+    assert _every_field(whole.turns(NOW)) == want
 
 
 def _with_fast(line: bytes, on: bool) -> bytes:
