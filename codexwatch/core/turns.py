@@ -321,6 +321,12 @@ class TurnAssembler:
         turn.tokens = max(0, self._last_total_tokens - self._tokens_at_start)
 
     def _on_task_complete(self, ts, p: dict) -> None:
+        if self.open is None and self.done and p.get("turn_id") is not None \
+                and self.done[-1].turn_id == p.get("turn_id") and self.done[-1].outcome == "aborted":
+            # An abort, then the turn's own completion (another tool's fixtures have it):
+            # the completion is the turn's last word, as the skimmer reads it too, with the
+            # token counts between the two.
+            self.open = self.done.pop()
         self._settle_tokens()
         turn = self.open
         if turn is None or (p.get("turn_id") not in (None, turn.turn_id)):

@@ -165,6 +165,7 @@ import re  # noqa: E402
 
 import pytest  # noqa: E402
 
+from codexwatch.core.models import Turn  # noqa: E402
 from codexwatch.sources.reader import WholeFileBuffer  # noqa: E402
 from tests.conftest import SHARED_FIXTURES  # noqa: E402
 
@@ -191,15 +192,7 @@ def _every_field(turns):
 # the skimmer only looks for an abort in a turn that never completes (ok, 1,200 ms). Making
 # them agree means deciding which line ends such a turn, or searching every body for aborts
 # (about 0.4 s of CPU per GiB): not done yet.
-_DIFFER = {"codex__small.jsonl": "a turn_aborted followed by its own task_complete"}
-
-
-def _skim_params():
-    return [pytest.param(p, marks=pytest.mark.xfail(reason=_DIFFER[Path(p).name], strict=True))
-            if Path(p).name in _DIFFER else p for p in _skim_cases()]
-
-
-@pytest.mark.parametrize("path", _skim_params(), ids=lambda p: Path(p).name[-24:])
+@pytest.mark.parametrize("path", _skim_cases(), ids=lambda p: Path(p).name[-24:])
 def test_skimming_gives_the_same_turns_as_reading_every_line(path):
     """Every field of every turn (what `turns --json` prints), the fast path against line
     by line: read whole and skimmed, read whole line by line, and read in small chunks."""
@@ -343,3 +336,31 @@ def test_a_file_that_ends_in_an_open_turn_is_not_settled(tmp_path):
     reader.read_new(WholeFileBuffer(), skim=True)
     assert reader.skimmed and not reader.settled
     assert reader.turns(NOW)[-1].outcome == "incomplete"
+
+
+def test_an_abort_then_the_turn_s_own_completion_reads_as_completed_on_both_paths(tmp_path):
+    # Another tool's fixtures have it: the completion is the turn's last word. Read line by
+    # line and skimmed, the same turn.
+    t, tid = '"timestamp":"2026-08-03T10:48:56.000Z"', "019fc8be-0000-7000-8000-000000000001"
+    lines = [
+        '{%s,"type":"session_meta","payload":{"id":"s-1","timestamp":"2026-08-03T10:48:56.000Z",'
+        '"cwd":"/tmp/repo","originator":"codex_cli_rs","cli_version":"0.146.0","model_provider":"openai"}}' % t,
+        '{%s,"type":"event_msg","payload":{"type":"user_message","message":"List the files"}}' % t,
+        '{%s,"type":"event_msg","payload":{"type":"task_started","turn_id":"%s","model_context_window":258400}}' % (t, tid),
+        '{%s,"type":"event_msg","payload":{"type":"turn_aborted","turn_id":"%s","reason":"interrupted",'
+        '"duration_ms":10}}' % (t, tid),
+        '{%s,"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":16422},'
+        '"last_token_usage":{"total_tokens":16422},"model_context_window":258400}}}' % t,
+        '{%s,"type":"event_msg","payload":{"type":"task_complete","turn_id":"%s","duration_ms":1200,'
+        '"last_agent_message":"Found 2 files."}}' % (t, tid),
+    ]
+    path = tmp_path / "rollout-2026-08-03T10-48-56-s-1.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    read = []
+    for skim in (False, True):
+        reader = RolloutReader(str(path))
+        reader.read_new(WholeFileBuffer(), skim=skim) if skim else reader.read_new()
+        read.append([tuple(getattr(t, n) for n in Turn.__slots__) for t in reader.turns(1785754200.0)])
+    assert read[0] == read[1]
+    turn = dict(zip(Turn.__slots__, read[0][0]))
+    assert len(read[0]) == 1 and turn["outcome"] == "ok" and turn["duration_ms"] == 1200 and turn["tokens"] == 16422
