@@ -1,7 +1,7 @@
 """Live latency (issue 6): a turn fails in a rollout Codex is writing; how long until the
 dashboard has it.
 
-    python benchmarks/bench_latency.py [--history DIR] [--repeats 30] [--since 7d]
+    python benchmarks/bench_latency.py [--history DIR] [--repeats 30] [--since 7d] [--no-events]
 
 The app runs headless (`App.run_test`) with its real live follower (watchfiles events plus
 the hot-file size poll) on a scratch Codex home that holds the history (date folders
@@ -14,8 +14,11 @@ picked the running turn up, it waits a random 0–0.3 s, appends the last line (
 - `message`: until the app dispatches the TurnsChanged message carrying the failed turn;
 - `painted`: until the screen refresh after it (the failures table has the row).
 
-Median and p90 over the repeats; target median < 250 ms. Writes
-benchmarks/out/results-latency.json.
+Median and p90 over the repeats; target median < 250 ms. `--no-events`: no file events at
+all (`WATCHFILES_FORCE_POLLING=1`, which the follower takes as "poll, boundedly"), as on
+macOS, where appends through a file Codex keeps open are not reported: the new file is
+found by the follower's folder scan (every 2 s: before the timing starts), the append by
+its size check of the hot files (every 0.25 s). Writes benchmarks/out/results-latency.json.
 """
 
 from __future__ import annotations
@@ -89,8 +92,12 @@ def main(argv=None) -> int:
     ap.add_argument("--history", type=Path, default=OUT / "history-1g")
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--since", default="7d", help="the dashboard's window (its default: 7d)")
+    ap.add_argument("--no-events", action="store_true",
+                    help="no file events (WATCHFILES_FORCE_POLLING=1): polling alone, as on macOS")
     ap.add_argument("--output", type=Path, default=OUT / "results-latency.json")
     args = ap.parse_args(argv)
+    if args.no_events:
+        os.environ["WATCHFILES_FORCE_POLLING"] = "1"  # read by the follower when it starts
 
     source = args.history.resolve()
     manifest = harness.ensure_history(source, harness.load_generator().parse_size("1GiB"))
@@ -113,13 +120,15 @@ def main(argv=None) -> int:
              + "\n".join(f"| {label} | {s['median']:.0f} | {s['p90']:.0f} | {s['min']:.0f} | {s['max']:.0f} |"
                          for label, s in (("app has the failure (TurnsChanged dispatched)", summary["message_ms"]),
                                           ("failures table painted", summary["painted_ms"]))))
-    verdict = (f"median {summary['painted_ms']['median']:.0f} ms to the painted row: "
+    verdict = (f"{'no file events (polling alone): ' if args.no_events else ''}"
+               f"median {summary['painted_ms']['median']:.0f} ms to the painted row: "
                f"{'meets' if summary['painted_ms']['median'] < TARGET_MS else 'misses'} the {TARGET_MS} ms target")
     print("\n" + table + "\n\n" + verdict)
     harness.write_results(args.output, {
         **harness.result_head("latency", argv, load_average_before=load_before,
                               load_average_after=os.getloadavg()),
         "history": {"path": str(source), "since": args.since, "files": manifest["files"]},
+        "file_events": not args.no_events,
         "summary": summary, "runs": runs, "verdict": verdict,
         "table": table,
     })

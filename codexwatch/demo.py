@@ -357,7 +357,11 @@ class Demo:
     _run_files: list[Path] = field(default_factory=list)
 
     def __enter__(self) -> "Demo":
-        self.prepare()
+        try:
+            self.prepare()
+        except BaseException:  # a signal or an error half way: nothing left in /tmp
+            self.cleanup()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:

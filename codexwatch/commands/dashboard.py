@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import select
+import signal
 import sys
+import threading
+from typing import Callable
 
 from codexwatch.config import Settings, parse_duration
+
+# A dashboard told to end by a signal that is not gone after this long (a thread stuck
+# writing to a terminal that went away, say) is ended at once, its cleanups done first.
+FORCE_EXIT_AFTER_S = 5.0
 
 
 def app_config(args: argparse.Namespace, settings: Settings):
@@ -29,23 +39,119 @@ def app_config(args: argparse.Namespace, settings: Settings):
     )
 
 
+class Hangup:
+    """SIGHUP (the tmux pane closed, `tmux kill-session`, the terminal window shut) and
+    SIGTERM end the dashboard the way `q` does: the app exits through Textual's driver
+    (which puts the terminal back as it was), and whatever was set up for the run (the
+    demo's temporary Codex home) is removed. Without this, both signals killed the process
+    on the spot. A signal before the app runs unwinds with SystemExit (the `with` blocks
+    clean up); if the process is still there `FORCE_EXIT_AFTER_S` after a signal the app
+    was given (the app stuck, or a thread worker still reading that keeps the interpreter
+    from ending), the cleanups are done and the process ends. The exit code is 128 + the
+    signal's number, as a shell reports it."""
+
+    SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name))
+
+    def __init__(self, force_after: float = FORCE_EXIT_AFTER_S) -> None:
+        self.force_after = force_after
+        self.app = None
+        self.signum: int | None = None
+        self.cleanups: list[Callable[[], None]] = []
+        self.timer: threading.Timer | None = None  # left running past __exit__: see above
+        self._before: dict[int, object] = {}
+
+    def __enter__(self) -> "Hangup":
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._before[signum] = signal.signal(signum, self._handle)
+            if self._before and hasattr(select, "poll") and _isatty(0):
+                threading.Thread(target=self._watch_terminal, args=(0,), daemon=True,
+                                 name="codexwatch-hangup").start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._before.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+        self._before.clear()
+
+    def _watch_terminal(self, fd: int) -> None:
+        """The terminal hung up, and no SIGHUP came (it goes to the session's leader: a
+        shell that ran `codexwatch; …` in a tmux pane does not pass it on): as if it had.
+        Else Textual's input thread spins on the dead terminal's end of file (a third of a
+        core) and the process lingers. Blocks in poll() until then: no cost."""
+        try:
+            poller = select.poll()
+            poller.register(fd, 0)  # a hang-up is reported whatever is asked for
+            events = poller.poll()
+        except (OSError, ValueError):
+            return
+        # POLLNVAL (macOS polls no terminal; the descriptor closed at exit) is not a hang-up.
+        if any(ev & select.POLLHUP for _, ev in events) and self._before:
+            os.kill(os.getpid(), signal.SIGHUP)
+
+    @property
+    def code(self) -> int | None:
+        return None if self.signum is None else 128 + self.signum
+
+    def _handle(self, signum: int, frame) -> None:
+        first = self.signum is None
+        self.signum = signum
+        app = self.app
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if app is None or loop is None:
+            raise SystemExit(self.code)
+        if first:
+            self.timer = threading.Timer(self.force_after, self._force)
+            self.timer.daemon = True
+            self.timer.start()
+        # The handler runs between two steps of the event loop's thread: hand the exit to
+        # the loop (thread-safe, and it wakes the loop) rather than doing it here.
+        loop.call_soon_threadsafe(lambda: app.exit(return_code=self.code or 1))
+
+    def _force(self) -> None:
+        for cleanup in self.cleanups:
+            try:
+                cleanup()
+            except Exception:  # noqa: BLE001 - ending anyway
+                pass
+        os._exit(self.code or 1)
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from codexwatch.ui.app import CodexWatchApp
 
     demo_mode = bool(getattr(args, "demo", False))
-    while True:
-        if demo_mode:
-            from codexwatch.demo import Demo
+    with Hangup() as hangup:
+        while True:
+            if demo_mode:
+                from codexwatch.demo import Demo
 
-            with Demo() as demo:
-                config = demo.app_config(settings)
-                result = CodexWatchApp(config).run()
-        else:
-            result = CodexWatchApp(app_config(args, settings)).run()
-        if result == "demo" and not demo_mode:
-            demo_mode = True
-            continue
-        break
+                with Demo() as demo:
+                    hangup.cleanups.append(demo.cleanup)
+                    config = demo.app_config(settings)
+                    hangup.app = app = CodexWatchApp(config)
+                    result = app.run()
+                    hangup.app = None
+            else:
+                hangup.app = app = CodexWatchApp(app_config(args, settings))
+                result = app.run()
+                hangup.app = None
+            if hangup.code is not None:
+                return hangup.code
+            if result == "demo" and not demo_mode:
+                demo_mode = True
+                continue
+            break
     if isinstance(result, int):
         return result
     return 0

@@ -61,7 +61,7 @@ class AppConfig:
     load_history: bool = True
     follow: bool = True
     clock_tick: bool = True  # False freezes ages and countdowns (snapshots)
-    hot_interval: float = 0.25
+    hot_interval: float | None = None  # the live size check's tick; None: the follower's own
     demo: Any = None  # a codexwatch.demo.Demo that replays failures into the home
     home_problem: str | None = None  # set by the command when there is nothing to read
     runs_state_dir: Path | None = None  # where `codexwatch run` records runs; None: not watched
@@ -194,12 +194,6 @@ class CodexWatchApp(App):
 
         history = self._history
         assert history is not None
-        follower = SessionFollower(
-            history.home,
-            known=list(history.readers),
-            clock=self.clock,
-            hot_interval=self.config.hot_interval,
-        )
         def changed_turns() -> msg.TurnsChanged:
             turns = list(history.turns)
             return msg.TurnsChanged(turns, history.health(), tuple(t for t in turns if t.failed))
@@ -207,6 +201,10 @@ class CodexWatchApp(App):
         missed = await asyncio.to_thread(history.grown_since_read)
         if missed and await asyncio.to_thread(history.refresh, missed, self.clock()):
             self.post_message(await asyncio.to_thread(changed_turns))
+        # What was read (size, mtime): the follower stats nothing to start. Its clock is the
+        # real one, that of the files' mtimes.
+        known = await asyncio.to_thread(lambda: {p: (r.offset, r.mtime) for p, r in history.readers.items()})
+        follower = SessionFollower(history.home, known=known, hot_interval=self.config.hot_interval)
         async for paths in follower.changes(self._astop):
             if follower.note and follower.note != self.follower_note:
                 self.post_message(msg.FollowerProblem(follower.note))
