@@ -1,6 +1,7 @@
 """`codexwatch --demo`: real Codex recordings, re-timed into a temporary Codex home, then
 further failures replayed into it live at a realistic pace, and a bundled status page with
-a Codex incident served offline.
+a Codex incident served offline; and, in a temporary state directory of its own, the state
+of two `codexwatch run` supervisors as they go (simulated: see `RunPlay`).
 
 The recordings in `codexwatch/data/demo/` were written by released Codex CLIs (see the
 README there). Re-timing only shifts timestamps and gives each copy fresh ids (so copies
@@ -11,6 +12,8 @@ Codex wrote it. Nothing here touches the user's real Codex home.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import heapq
 import random
 import shutil
 import tempfile
@@ -24,8 +27,10 @@ from typing import Any, Callable
 
 import orjson
 
+from codexwatch.core import supervise as S
 from codexwatch.core.status import DEFAULT_PAGE_URL
 from codexwatch.core.times import iso_utc, parse_iso
+from codexwatch.sources import runs as R
 
 DATA = "data/demo"
 
@@ -211,6 +216,130 @@ LIVE_SCRIPT = (
 )
 
 
+# --- supervised runs (simulated) ---------------------------------------------------------
+#
+# The demo runs no `codexwatch run` and no Codex: it plays what a supervisor would record in
+# its state file, through the supervisor's own policy (`core.supervise.decide`: the waits,
+# with their jitter, and the model walked to) and its own writer (`sources.runs`), under the
+# demo process's pid. The attempts write no sessions into the demo home.
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """One task of a simulated run: the classes its attempts fail with, in order (then it
+    succeeds, unless the policy stops first), and how long each attempt runs (the last
+    figure for the rest)."""
+
+    failures: tuple[str, ...] = ()
+    run_s: tuple[float, ...] = (20.0,)
+
+
+@dataclass(frozen=True)
+class RunPlay:
+    """One simulated `codexwatch run`, starting `delay` seconds into the replay."""
+
+    delay: float
+    cwd: str
+    tasks: tuple[RunTask, ...]
+    model: str = "gpt-6-sol"  # the first attempt's model
+    models: tuple[str, ...] = MODELS  # --models
+    jobs: int = 1  # --jobs
+
+
+DEMO_RUNS = (
+    # codexwatch run --no-status --models gpt-6-sol,gpt-6-terra,gpt-6-luna --tasks tasks.txt
+    #   --jobs 2 -- codex exec --full-auto: task 1 meets capacity on gpt-6-sol when the replay
+    # does (6 s in), backs off 30 s ±20 % and ends ok on gpt-6-terra. (--no-status: with the
+    # demo's incident on the status page, it would wait on gpt-6-sol rather than walk down.)
+    RunPlay(0, "~/src/shop-api", (RunTask(("capacity",), (6.0, 25.0)), RunTask(run_s=(45.0,)),
+                                  RunTask(run_s=(20.0,))), jobs=2),
+    # codexwatch run -- codex exec -m gpt-6-luna: a usage limit, and no --wait-for-reset:
+    # it stops at once (exit 17), "gave up".
+    RunPlay(4, "~/src/docs", (RunTask(("usage_limit",), (9.0,)),), model="gpt-6-luna"),
+)
+
+
+def run_timeline(play: RunPlay, start: float, rng: random.Random) -> list[tuple[float, dict]]:
+    """Every state the supervisor of `play` records, as (time, `sources.runs.run_state`),
+    oldest first; the last one has ended. The gate is the supervisor's: at most `jobs`
+    attempts at once, a start gap between two starts (`S.start_gap`) when jobs > 1."""
+    policy = S.Policy(models=play.models)
+    records = [S.TaskRecord(k + 1) for k in range(len(play.tasks))]
+    model = {k: play.model for k in range(len(play.tasks))}
+    wait = {k: 0.0 for k in model}
+    resume = {k: False for k in model}
+    first_failure: dict[int, float] = {}
+    out: list[tuple[float, dict]] = []
+
+    def record_state(t: float, ended_at: float | None = None) -> None:
+        outcome = S.overall(records)[0] if ended_at is not None else None
+        state = R.run_state(records, play.cwd, ended_at, outcome, t)
+        if out and out[-1][0] == t:
+            out[-1] = (t, state)
+        else:
+            out.append((t, state))
+
+    END, WANT, TRY = 0, 1, 2  # at one time: attempts end before others start
+    events: list[tuple[float, int, int, int]] = []
+    seq = 0
+
+    def push(t: float, kind: int, k: int) -> None:
+        nonlocal seq
+        seq += 1
+        heapq.heappush(events, (t, kind, seq, k))
+
+    for k in range(len(play.tasks)):
+        push(start, WANT, k)
+    waiting: list[int] = []
+    running = 0
+    next_start = start
+    t = start
+    while events:
+        t, kind, _, k = heapq.heappop(events)
+        record = records[k]
+        if kind == WANT:
+            record.state, record.until = "queued", None
+            waiting.append(k)
+        elif kind == END:
+            running -= 1
+            attempt = record.attempts[-1]
+            attempt.ended_at = t
+            fails = play.tasks[k].failures
+            if attempt.n <= len(fails):
+                cls = fails[attempt.n - 1]
+                attempt.outcome, attempt.error_class, attempt.shape = "failed", cls, "rejected"
+                first_failure.setdefault(k, t)
+                failure = S.Failure(cls, t, shape="rejected")
+                step = S.decide(failure, record.attempts, policy, False, first_failure[k], t,
+                                rng, model[k])
+                attempt.action = step.action
+                if step.retry:
+                    model[k], wait[k], resume[k] = step.model, step.wait_s, step.resume is not None
+                    record.state, record.until, record.note = "backing_off", t + step.wait_s, step.reason
+                    push(t + step.wait_s, WANT, k)
+                else:
+                    record.outcome, record.exit_code, record.state = "failed", step.exit_code, "gave_up"
+            else:
+                attempt.outcome = record.outcome = record.state = "ok"
+                record.exit_code = 0
+        while waiting and running < play.jobs and t >= next_start:
+            k = waiting.pop(0)
+            record = records[k]
+            n = len(record.attempts) + 1
+            record.attempts.append(S.Attempt(n, model[k], t, wait[k], resume[k]))
+            record.state, record.until = "running", None
+            running += 1
+            if play.jobs > 1:
+                next_start = t + S.start_gap(rng)
+            durations = play.tasks[k].run_s
+            push(t + durations[min(n, len(durations)) - 1], END, k)
+        if waiting and running < play.jobs and next_start > t:
+            push(next_start, TRY, waiting[0])
+        record_state(t)
+    record_state(t, ended_at=t)
+    return out
+
+
 @dataclass
 class Demo:
     """A temporary Codex home with a week of history, and a live replay into it."""
@@ -220,9 +349,12 @@ class Demo:
     days: int = 7
     script: tuple[Step, ...] = LIVE_SCRIPT
     pace: float = 1.0  # 0.5 = twice as fast
+    runs: tuple[RunPlay, ...] = DEMO_RUNS  # simulated `codexwatch run` supervisors
     home: Path | None = None
+    state_dir: Path | None = None  # the demo's own codexwatch state directory (run states)
     _tmp: str | None = None
     _rng: random.Random = field(default_factory=random.Random)
+    _run_files: list[Path] = field(default_factory=list)
 
     def __enter__(self) -> "Demo":
         try:
@@ -236,9 +368,9 @@ class Demo:
         self.cleanup()
 
     def cleanup(self) -> None:
-        if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+        tmp, self._tmp = self._tmp, None  # first: the simulated runs stop writing (see _record)
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     # history -----------------------------------------------------------------------
 
@@ -248,6 +380,9 @@ class Demo:
         self._tmp = tempfile.mkdtemp(prefix="codexwatch-demo-")
         self.home = Path(self._tmp) / "codex-home"
         (self.home / "sessions").mkdir(parents=True)
+        # Beside the Codex home, never in it (nor in the user's own state directory).
+        self.state_dir = Path(self._tmp) / "state"
+        R.runs_dir(self.state_dir).mkdir(parents=True)
         now = self.clock()
         for start, scenario, model in self._week(now):
             self.write_session(scenario, start, model)
@@ -297,18 +432,105 @@ class Demo:
     # live ---------------------------------------------------------------------------
 
     async def replay(self, stop: asyncio.Event | None = None, loop: bool = True) -> None:
-        """Append the live script's turns into the home as Codex would, until `stop`."""
+        """Append the live script's turns into the home as Codex would, and play the
+        simulated runs beside them (again each time round, the previous round's removed),
+        until `stop`."""
         stop = stop or asyncio.Event()
+        loop = loop and bool(self.script)  # nothing to go round
         session: Path | None = None
-        while not stop.is_set():
-            for step in self.script:
-                if await _sleep(step.delay * self.pace, stop):
+        runs: asyncio.Future | None = None
+        try:
+            while not stop.is_set():
+                if self.runs:
+                    if runs is not None:
+                        runs.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await runs
+                    self.clear_runs()
+                    runs = asyncio.ensure_future(self.play_runs(stop))
+                for step in self.script:
+                    if await _sleep(step.delay * self.pace, stop):
+                        return
+                    session = await self.play(step, session, stop)
+                    if session is None:
+                        return
+                if not loop:
+                    if runs is not None:
+                        await runs
                     return
-                session = await self.play(step, session, stop)
-                if session is None:
-                    return
-            if not loop:
-                return
+        finally:
+            if runs is not None and not runs.done():
+                runs.cancel()
+
+    async def play_runs(self, stop: asyncio.Event) -> None:
+        """Every run of `self.runs`, each from its delay, at once."""
+
+        async def one(play: RunPlay) -> None:
+            if not await _sleep(play.delay * self.pace, stop):
+                await self.play_run(play, stop)
+
+        await asyncio.gather(*(one(p) for p in self.runs))
+
+    async def play_run(self, play: RunPlay, stop: asyncio.Event,
+                       after_write: Callable[[dict], None] | None = None) -> Path | None:
+        """Record `play`'s states in the demo's state directory as its supervisor would, each
+        at its time (scaled by `pace`), with the supervisor's heartbeat between; -> the state
+        file. `after_write(state)` is called after each state is recorded."""
+        assert self.state_dir is not None
+        start = self.clock()
+        timeline = run_timeline(play, start, self._run_rng(play))
+        file = R.RunStateFile(self.state_dir, started_at=start)  # this process's pid: it is alive
+        self._run_files.append(file.path)
+        clock = asyncio.get_running_loop().time
+        began = clock()
+        for at, state in timeline:
+            due = began + (at - start) * self.pace
+            while clock() < due:
+                if await _sleep(min(due - clock(), R.HEARTBEAT_S), stop):
+                    return file.path
+                if clock() < due and not self._record(file, dict(state, updated_at=self.clock())):
+                    return file.path  # the heartbeat, as the supervisor writes it
+            if not self._record(file, state):
+                return file.path
+            if after_write is not None:
+                after_write(state)
+        return file.path
+
+    def _record(self, file: R.RunStateFile, state: dict) -> bool:
+        """Write a run's state, unless the demo was cleaned up meanwhile (a signal's forced
+        exit: the writer would make the removed folder again); False then."""
+        if self._tmp is None:
+            return False
+        file.write(state)
+        return True
+
+    def stage_runs(self, elapsed: float) -> list[Path]:
+        """Record each run's state as it stands `elapsed` seconds into the replay (those not
+        yet started: nothing), as if they had started that long ago; -> the state files."""
+        assert self.state_dir is not None
+        now = self.clock()
+        paths = []
+        for play in self.runs:
+            if play.delay > elapsed:
+                continue
+            start = now - elapsed + play.delay
+            timeline = run_timeline(play, start, self._run_rng(play))
+            state = [s for at, s in timeline if at <= now][-1]
+            file = R.RunStateFile(self.state_dir, started_at=start)
+            file.write(state)
+            self._run_files.append(file.path)
+            paths.append(file.path)
+        return paths
+
+    def _run_rng(self, play: RunPlay) -> random.Random:
+        return random.Random(f"{self.seed}:{play.cwd}:{play.delay}")  # the same waits each time
+
+    def clear_runs(self) -> None:
+        """Remove the run states this demo recorded."""
+        for path in self._run_files:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        self._run_files.clear()
 
     async def play(self, step: Step, session: Path | None, stop: asyncio.Event) -> Path | None:
         assert self.home is not None
@@ -366,6 +588,7 @@ class Demo:
             theme=settings.theme,
             use_cache=False,
             demo=self,
+            runs_state_dir=self.state_dir,
         )
         return replace(config, **overrides)
 

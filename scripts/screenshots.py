@@ -1,7 +1,8 @@
 """Regenerate every screenshot in screenshots/ from the demo data: `python scripts/screenshots.py`.
 
 Runs the app headless on the demo Codex home (bundled real recordings, re-timed), with the
-bundled status page, a fixed theme and sizes, and saves one SVG per screen.
+bundled status page, the demo's simulated `codexwatch run` supervisors as they stand
+`RUNS_AT_S` into the replay, a fixed theme and sizes, and saves one SVG per screen.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from codexwatch.demo import Demo, Step  # noqa: E402
 from codexwatch.ui.app import AppConfig, CodexWatchApp  # noqa: E402
 
 OUT = ROOT / "screenshots"
+# The demo's runs as they stand this long into the replay: the --tasks job's task 1 backing
+# off after capacity on gpt-6-sol (a few seconds left), task 2 running, task 3 ok; the other
+# run gave up on a usage limit.
+RUNS_AT_S = 27.0
 
 # name, size, keys pressed after loading
 SHOTS = (
@@ -27,6 +32,7 @@ SHOTS = (
     ("models", (120, 40), ("2",)),
     ("when", (120, 40), ("3",)),
     ("status", (120, 40), ("4",)),
+    ("runs", (120, 30), ("5",)),
     ("wizard", (120, 36), ("w", "n", "n")),
     ("report", (120, 36), ("r",)),
     ("help", (100, 32), ("question_mark",)),
@@ -62,6 +68,9 @@ async def main() -> None:
         await demo.play(Step(0, "capacity_midturn", "gpt-6-sol"), session, stop)
         config = demo.app_config(settings, demo=None, follow=False, clock_tick=False)
         for name, size, keys in SHOTS:
+            # Staged afresh for each shot: a state file's heartbeat older than 30 s reads as ended.
+            demo.clear_runs()
+            demo.stage_runs(RUNS_AT_S)
             print(await shoot(config, name, size, keys))
     home = OUT / "no-codex-home"
     first = AppConfig(codex_home=home, status_enabled=False, load_history=False, bell=False, notify=False,

@@ -366,19 +366,11 @@ class Supervisor:
             self._write_state()
 
     def _write_state(self) -> None:
-        now = time.time()
-        tasks = []
-        for r in self.records:
-            last = r.attempts[-1] if r.attempts else None
-            tasks.append({"task": r.index, "state": r.state, "attempt": len(r.attempts),
-                          "model": last.model if last else None,
-                          "error_class": last.error_class if last else None,
-                          "until": r.until, "outcome": r.outcome})
         outcome = None
         if self.ended_at is not None:
             outcome, code = S.overall(self.records, self._signal_exit())
-        self.state.write({"cwd": redact(os.getcwd(), str(Path.home())), "tasks": tasks,
-                          "ended_at": self.ended_at, "outcome": outcome, "updated_at": now})
+        self.state.write(R.run_state(self.records, redact(os.getcwd(), str(Path.home())),
+                                     self.ended_at, outcome, time.time()))
 
     def _heartbeat(self) -> None:
         while not self.finished.wait(R.HEARTBEAT_S):

@@ -72,6 +72,20 @@ def turns_of(path: Path | None, now: float | None = None) -> list[Turn]:
 # --- run state -------------------------------------------------------------------------------
 
 
+def run_state(records, cwd: str, ended_at: float | None, outcome: str | None, now: float) -> dict:
+    """What a supervisor records of its tasks (`core.supervise.TaskRecord`s) for the
+    dashboard: each task's state, attempt, model, class of the last failure and the end of
+    its wait; the run's end and outcome once it ended. Plain values, a fresh dict each call."""
+    tasks = []
+    for r in records:
+        last = r.attempts[-1] if r.attempts else None
+        tasks.append({"task": r.index, "state": r.state, "attempt": len(r.attempts),
+                      "model": last.model if last else None,
+                      "error_class": last.error_class if last else None,
+                      "until": r.until, "outcome": r.outcome})
+    return {"cwd": cwd, "tasks": tasks, "ended_at": ended_at, "outcome": outcome, "updated_at": now}
+
+
 class RunStateFile:
     """One supervisor's state file (written by that supervisor only)."""
 
