@@ -119,15 +119,21 @@ def test_default_cache_dir_is_what_platformdirs_says(monkeypatch, xdg):
     assert default_cache_dir() == Path(platformdirs.user_cache_dir("codexwatch", appauthor=False))
 
 
-def test_a_windowed_start_keeps_the_other_folders_and_forgets_vanished_files(tmp_path, monkeypatch):
-    # The index holds a row per date folder. A 7-day start sees only the recent folder; it
-    # must rewrite that row alone and leave the old folder's files for the next full start.
+def _recent_and_old_folders(tmp_path):
+    """A Codex home with a recent date folder and one 40 days old; and a cache folder."""
     home, cache = tmp_path / "codex", tmp_path / "cache"
     recent, old = home / "sessions" / "2026" / "11" / "29", home / "sessions" / "2026" / "10" / "20"
     shutil.copytree(REAL_CLI / "tui-0.171.0" / "sessions" / "2026" / "11" / "29", recent)
     shutil.copytree(REAL_CLI / "exec-0.120.0" / "sessions" / "2026" / "11" / "29", old)
     for path in old.iterdir():
         os.utime(path, (NOW - 40 * 86400, NOW - 40 * 86400))
+    return home, cache, recent, old
+
+
+def test_a_windowed_start_keeps_the_other_folders_and_forgets_vanished_files(tmp_path, monkeypatch):
+    # The index holds a row per date folder. A 7-day start sees only the recent folder; it
+    # must rewrite that row alone and leave the old folder's files for the next full start.
+    home, cache, recent, old = _recent_and_old_folders(tmp_path)
     session = next(recent.glob("rollout-*.jsonl"))
     lines = session.read_bytes().splitlines(keepends=True)
     session.write_bytes(b"".join(lines[:-1]))  # its last turn has not ended yet
@@ -389,12 +395,7 @@ def test_a_windowed_start_looks_only_for_indexed_files_it_did_not_list(tmp_path,
     # The files outside the window were listed (and stat-ed) to be left out: the index keeps
     # them without asking whether they exist; only a file gone from the listing is looked
     # for, and forgotten.
-    home, cache = tmp_path / "codex", tmp_path / "cache"
-    recent, old = home / "sessions" / "2026" / "11" / "29", home / "sessions" / "2026" / "10" / "20"
-    shutil.copytree(REAL_CLI / "tui-0.171.0" / "sessions" / "2026" / "11" / "29", recent)
-    shutil.copytree(REAL_CLI / "exec-0.120.0" / "sessions" / "2026" / "11" / "29", old)
-    for path in old.iterdir():
-        os.utime(path, (NOW - 40 * 86400, NOW - 40 * 86400))
+    home, cache, recent, old = _recent_and_old_folders(tmp_path)
     load_history(home, None, NOW, cache_dir=cache)
     gone, *kept = sorted(old.iterdir())
     assert kept
