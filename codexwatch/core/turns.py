@@ -171,15 +171,17 @@ class TurnAssembler:
             state["_limits_raw"] = _limits_part(state["_limits_raw"])
         return state
 
-    def settle(self) -> bool:
-        """Keep only the turns and what the file's health needs, when no turn is open: for a
-        file nobody writes any more, whose reader will not go on (it reads the file anew if
-        it changes after all). Most of an assembler is there to go on reading. -> settled?"""
-        if self.open is not None:
-            return False
+    def settle(self) -> None:
+        """Keep only the turns and what the file's health needs: for a file nobody writes
+        any more, whose reader will not go on (it reads the file anew if it changes after
+        all). Most of an assembler is there to go on reading. A turn still open is over
+        (the file is idle): it is kept as turns() gives it for an idle file, which is what
+        it gives for as long as the file stays as it is (an unsupported file's: none)."""
+        if self.open is not None or self.unsupported:
+            self.done = self.turns(idle=True)
+            self.open = None
         self._settle_tokens()
         self.__dict__ = {k: self.__dict__[k] for k in _SETTLED_KEYS}
-        return True
 
     @classmethod
     def from_state(cls, state: dict) -> "TurnAssembler":

@@ -148,10 +148,12 @@ class RolloutReader:
         if records:
             self.assembler.feed(records)
         self._keep_tail(buf, consumed, got)
-        # A file quiet enough to skim, read to its end with no turn open, is done with: its
-        # reader keeps the turns only (a third of the memory, and of the index).
-        if self.skimmed and not self.pending and self.skipping_head is None:
-            self.settled = self.assembler.settle()
+        # A file quiet enough to skim (skimmed, or of a version that cannot be), read to
+        # its end, is done with: its reader keeps the turns only (a third of the memory,
+        # and of the index).
+        if skim and not self.pending and self.skipping_head is None:
+            self.assembler.settle()
+            self.settled = True
 
     def _keep_tail(self, buf, consumed: int, length: int) -> None:
         """What follows the last newline waits for the rest of its line."""

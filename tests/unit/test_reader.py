@@ -16,6 +16,7 @@ from tests.conftest import REAL_CLI
 NOW = time.time()
 TUI_171 = next((REAL_CLI / "tui-0.171.0").rglob("rollout-*.jsonl"))
 EXEC_171 = sorted((REAL_CLI / "exec-0.171.0").rglob("rollout-*.jsonl"))
+ERA_B_FILES = sorted((REAL_CLI / "exec-0.80.0").rglob("rollout-*.jsonl"))
 
 
 def fingerprint(turns):
@@ -327,15 +328,35 @@ def test_a_quiet_file_read_to_its_end_keeps_only_its_turns(tmp_path):
     assert fingerprint(restored.turns(NOW)) == fingerprint(whole.turns(NOW))
 
 
-def test_a_file_that_ends_in_an_open_turn_is_not_settled(tmp_path):
+def test_a_quiet_file_that_ends_in_an_open_turn_is_settled_with_that_turn_as_idle(tmp_path):
+    # Quiet for a day: the turn is over, as an idle file's reading says; settled, it stays
+    # so, as that reading would for as long as the file is not written again.
     lines = TUI_171.read_bytes().splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if b'"type":"task_started"' in line]
     path = tmp_path / "open.jsonl"
     path.write_bytes(b"".join(lines[:starts[1] + 3]))
     reader = RolloutReader(str(path))
     reader.read_new(WholeFileBuffer(), skim=True)
-    assert reader.skimmed and not reader.settled
-    assert reader.turns(NOW)[-1].outcome == "incomplete"
+    assert reader.skimmed and reader.settled
+    last = reader.turns(NOW)[-1]
+    assert last.outcome == "incomplete" and not last.live
+    exact = RolloutReader(str(path))
+    exact.read_new()
+    assert _every_field(reader.turns(NOW)) == _every_field(exact.turns(NOW))
+
+
+def test_a_quiet_era_b_file_is_settled_with_its_last_turn_closed(tmp_path):
+    # Era B has no turn boundaries to skim by: read line by line, its last turn is open
+    # until the file is idle. Quiet for a day, it is settled with that turn closed.
+    for source in ERA_B_FILES:
+        reader = RolloutReader(str(source))
+        reader.read_new(WholeFileBuffer(), skim=True)
+        assert not reader.skimmed and reader.settled
+        exact = RolloutReader(str(source))
+        exact.read_new()
+        assert _every_field(reader.turns(NOW)) == _every_field(exact.turns(NOW))
+        state = reader.export_state()
+        assert _every_field(RolloutReader.from_state(state).turns(NOW)) == _every_field(exact.turns(NOW))
 
 
 def test_an_abort_then_the_turn_s_own_completion_reads_as_completed_on_both_paths(tmp_path):
