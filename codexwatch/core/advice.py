@@ -59,6 +59,7 @@ from codexwatch.core.advice_facts import (
     Advice,
     Backoff,
     Candidate,
+    FROM_TURNS,
     Facts,
     TriedStep,
     backoff_for,
@@ -375,14 +376,17 @@ def _quiet(snapshot: StatusSnapshot | None, episode: Episode | None, tz, turns: 
 
 
 def advise(episode: Episode | None, turns: list[Turn], snapshot: StatusSnapshot | None,
-           now: float, tz: tzinfo | None = None, catalogue: Catalogue | None = None) -> Advice:
+           now: float, tz: tzinfo | None = None, catalogue: Catalogue | None = None,
+           threshold: dict | None = FROM_TURNS) -> Advice:
     """One recommended action for `episode` (the current one, or None) at time `now`.
-    `catalogue`: Codex's own model list (`models_cache.json`), when there is one."""
+    `catalogue`: Codex's own model list (`models_cache.json`), when there is one.
+    `threshold`: the context threshold of `turns`, when the caller's statistics found it
+    (StatsFold.context()); else it is found here."""
     if episode is None or not episode.failures or not episode.ongoing:
         adv = _quiet(snapshot, episode, tz, turns, now)
         adv.usage, adv.usage_session = newest(turns)
         return adv
-    f = facts(episode, turns, snapshot, now, tz, catalogue)
+    f = facts(episode, turns, snapshot, now, tz, catalogue, threshold)
     d = _decide(f)
     b = backoff_for(episode, now) if f.cls in BACKOFF_CLASSES else None
     evidence = [summary(episode, f.cls, tz), status_sentence(snapshot, episode, tz)]

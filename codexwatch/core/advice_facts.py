@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from codexwatch.core import context as ctx
 from codexwatch.core.catalogue import Catalogue
@@ -149,9 +149,9 @@ def _window(episode: Episode, turns: list[Turn]) -> list[Turn]:
     """Turns from the episode's first failure up to and including the turn that ended it."""
     first = _start(episode.failures[0])
     out: list[Turn] = []
-    for t in sorted(turns, key=_start):
-        if _start(t) < first:
-            continue
+    # Those before the episode left out first: sorting a long history's every turn, at
+    # every view, cost more than the rest of the advice.
+    for t in sorted([t for t in turns if _start(t) >= first], key=_start):
         out.append(t)
         if t.outcome == "ok" and t.at > episode.last:
             break
@@ -176,9 +176,10 @@ def _detect_switch(episode: Episode, window: list[Turn]) -> tuple[float, str] | 
 
 def _detect_new_thread(episode: Episode, window: list[Turn], turns: list[Turn]) -> tuple[float, str] | None:
     first = _start(episode.failures[0])
-    session_start: dict[str, float] = {}
+    session_start = dict.fromkeys({t.session_id for t in window}, float("inf"))  # the window's sessions
     for t in turns:
-        session_start[t.session_id] = min(session_start.get(t.session_id, _start(t)), _start(t))
+        if t.session_id in session_start:
+            session_start[t.session_id] = min(session_start[t.session_id], _start(t))
     for t in window:
         if t.session_id != episode.failures[0].session_id and session_start[t.session_id] > first:
             return _start(t), f"opened a new thread ({t.session_id[:8]})"
@@ -377,7 +378,12 @@ def context_threshold(turns: list[Turn]) -> dict | None:
     return ctx.threshold(*ctx.tally(turns))
 
 
-def facts(episode, turns, snapshot, now, tz, catalogue: Catalogue | None = None) -> Facts:
+# `facts`' threshold when its caller has none: found from the turns.
+FROM_TURNS: Any = object()
+
+
+def facts(episode, turns, snapshot, now, tz, catalogue: Catalogue | None = None,
+          threshold: dict | None = FROM_TURNS) -> Facts:
     steps = tried_steps(episode, turns)
     count, share = thread_size(episode, turns)
     reading, session = newest(turns)
@@ -387,6 +393,6 @@ def facts(episode, turns, snapshot, now, tz, catalogue: Catalogue | None = None)
         steps=steps, done={s.key for s in steps},
         fast_on=any(f.fast for f in episode.failures), thread_turns=count, context_share=share,
         catalogue=catalogue, usage=reading, usage_session=session,
-        threshold=context_threshold(turns),
+        threshold=context_threshold(turns) if threshold is FROM_TURNS else threshold,
     )
 

@@ -359,7 +359,9 @@ def build_dashboard(
     current = stats.current_of(all_episodes, now)
     failures = tuple(t for t in turns if t.failed)
     last_failure = max(failures, key=lambda t: t.at) if failures else None
-    advice = advise(current, turns, snapshot, now, tz, catalogue=catalogue) if loading.finished else None
+    found = fold.context()
+    advice = (advise(current, turns, snapshot, now, tz, catalogue=catalogue,
+                     threshold=found["context_threshold"]) if loading.finished else None)
     reading, reading_session = fold.usage()
     meter_text, meter_level = meter(reading, now)
     v, reason = verdict(turns, current, snapshot, now)
@@ -398,7 +400,7 @@ def build_dashboard(
         wizard_steps=steps,
         report=report,
         usage=usage_view(reading, reading_session),
-        context=context_view(fold.context()),
+        context=context_view(found),
     )
 
 

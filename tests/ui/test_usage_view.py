@@ -66,6 +66,25 @@ def test_context_curve_and_threshold_in_words():
     assert "No threshold" in context_content(few.context).plain and "at least 20 turns" in context_content(few.context).plain
 
 
+def test_the_view_s_advice_is_what_advise_finds_from_the_turns_alone():
+    # The view hands the advice its fold's context threshold: the same advice, the
+    # threshold's evidence included, as advise() tallying the turns itself.
+    from codexwatch.core.advice import advise
+    from codexwatch.core.stats import current_episode
+
+    turns = [turn(T0 - 9000 + i, "failed" if i < 1 else "ok", "capacity" if i < 1 else None,
+                  session=f"a{i}", context_used=20, context_window=100) for i in range(30)]
+    turns += [turn(T0 - 5000 + i, "failed" if i < 10 else "ok", "capacity" if i < 10 else None,
+                   session=f"b{i}", context_used=80, context_window=100) for i in range(25)]
+    turns += [turn(NOW - 120 + i, "failed", "capacity", session="c", context_used=85, context_window=100)
+              for i in range(3)]
+    view = build_dashboard(turns, [], None, NOW, UTC, status_enabled=False)
+    alone = advise(current_episode(turns, NOW), turns, None, NOW, UTC)
+    assert view.advice is not None and view.advice.episode is not None
+    assert any("75 %" in line for line in alone.evidence)
+    assert view.advice == alone
+
+
 def test_a_degraded_chatgpt_group_component_warns_neither_header_nor_verdict():
     snap = snapshot_ok(NOW)
     snap = replace(snap, components=list(snap.components) + [

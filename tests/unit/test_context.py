@@ -62,3 +62,15 @@ def test_stats_text_shows_the_usage_the_bands_and_the_threshold():
     text = render(compute_stats(ts, [], T0 + 1000))
     assert "Plan usage as of " in text and "5h 34%" in text and "wk" not in text.split("Plan usage")[1].split("\n")[0]
     assert "75–90 %" in text and "Context threshold: from 75–90 % (10/25 failed, 1/30 below)" in text
+
+
+def test_the_fold_and_the_advice_find_the_same_threshold():
+    # The dashboard hands its fold's threshold to the advice rather than have it tallied
+    # again from every turn: the two must agree, on what a log cause changes too.
+    from codexwatch.core.advice_facts import context_threshold
+
+    ts = turns(30, 10, 100, failed=1) + turns(25, 80, 100, failed=10, start=100)
+    ts += turns(20, 95, 100, failed=12, cls="unrecorded", start=300)
+    ts += [turn(T0 + 400, "aborted", None, context_used=90, context_window=100)]
+    found = StatsFold(T0 + 1000).add(ts).context()["context_threshold"]
+    assert found is not None and found == context_threshold(ts)
