@@ -72,9 +72,10 @@ class History:
 
     def load(self, now: float, progress: Progress | None = None, skim: bool = True) -> None:
         """The first full read: every file's reader, kept to follow the files from here."""
-        files, known, listed = self._look(now)
-        for reader in self._first_read(now, files, known, progress, skim, crew=self.crew, listed=listed):
-            self.readers[reader.path] = reader
+        with _gc_paused():  # what the index says of every file, too, is thousands of objects
+            files, known, listed = self._look(now)
+            for reader in self._first_read(now, files, known, progress, skim, crew=self.crew, listed=listed):
+                self.readers[reader.path] = reader
         self._cached = None
 
     def fold(self, now: float, into: StatsFold, progress: Progress | None = None) -> None:
@@ -87,6 +88,10 @@ class History:
         window (a window that leaves nothing out folds what `all` does): the next time, at
         a later time, those files are found as they were, the fold is taken up from there,
         for `all` or any window that reaches back past the oldest of them."""
+        with _gc_paused():  # the stored fold and what the index says are many objects too
+            self._fold(now, into, progress)
+
+    def _fold(self, now: float, into: StatsFold, progress: Progress | None) -> None:
         cutoff = self.cutoff(now)
         keeps = self.index is not None
         stored = self._stored(cutoff) if keeps else None
