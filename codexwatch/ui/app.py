@@ -115,6 +115,7 @@ class CodexWatchApp(App):
         self._episode_baseline = False
         self._known_incidents: set[str] | None = None
         self._history = None
+        self._follow_pending = False  # the history is loaded: follow it once its view is painted
         self._stop = threading.Event()
         self._astop: asyncio.Event | None = None
         self._status_wake: asyncio.Event | None = None
@@ -217,7 +218,8 @@ class CodexWatchApp(App):
         # What was read (size, mtime): the follower stats nothing to start. Its clock is the
         # real one, that of the files' mtimes.
         known = await asyncio.to_thread(lambda: {p: (r.offset, r.mtime) for p, r in history.readers.items()})
-        follower = SessionFollower(history.home, known=known, hot_interval=self.config.hot_interval)
+        follower = await asyncio.to_thread(  # it looks at every known file: off the loop
+            SessionFollower, history.home, known=known, hot_interval=self.config.hot_interval)
         async for paths in follower.changes(self._astop):
             if follower.note and follower.note != self.follower_note:
                 self.post_message(msg.FollowerProblem(follower.note))
@@ -303,8 +305,10 @@ class CodexWatchApp(App):
 
             self.push_screen(FirstRunScreen(message.home_problem, self.config.codex_home))
         self._request_view()
-        if self.config.follow and self._history is not None and message.home_problem is None:
-            self._follow()
+        # Following starts once the loaded view is painted: setting up the file watch and
+        # the follower's look at every file would otherwise delay that first paint.
+        self._follow_pending = (self.config.follow and self._history is not None
+                                and message.home_problem is None)
 
     @on(msg.HistoryFailed)
     def _failed(self, message: msg.HistoryFailed) -> None:
@@ -333,13 +337,22 @@ class CodexWatchApp(App):
         self._last_build = time.monotonic()
         self._announce_episode()
         self._publish(rebuilt=True)
+        if message.view.header.loading.finished:
+            self._start_following()
         if self._dirty and self._urgent:
             self._start_build()
         elif self._dirty:
             self.set_timer(max(0.0, self._next_build - time.monotonic()), self._start_build)
 
+    def _start_following(self) -> None:
+        """Follow the loaded history, once its view is painted (or could not be built)."""
+        if self._follow_pending:
+            self._follow_pending = False
+            self.call_after_refresh(self._follow)
+
     @on(msg.ViewFailed)
     def _view_failed(self, message: msg.ViewFailed) -> None:
+        self._start_following()
         self._building = False
         self._next_build = time.monotonic() + REFRESH_S
         self.notify(message.error, title="Could not build the view", severity="error", markup=False)

@@ -116,3 +116,31 @@ async def test_the_loaded_history_is_built_at_once_later_changes_after_the_rest(
         app.post_message(msg.TurnsChanged([failed(0), failed(1)]))
         await pilot.pause(0.5)
         assert len(app.view.failures) == 1 and app._dirty  # built when the rest ends
+
+
+async def test_following_starts_once_the_loaded_history_s_view_is_built(tmp_path, monkeypatch):
+    # Setting up the file watch and the follower's look at every file must not delay the
+    # loaded dashboard's first paint: they wait for its view. What is appended meanwhile is
+    # still found (the follower looks for files grown since the read).
+    from .helpers import failed_turn_lines, make_home, tui_session
+
+    builds = SlowBuilds(monkeypatch, 0.3)
+    home = make_home(tmp_path)
+    session, session_id = tui_session(home)
+    app = CodexWatchApp(config(home, follow=True, hot_interval=0.05))
+    started: list[int] = []
+    real_follow = CodexWatchApp._follow
+
+    def follow(self):
+        started.append(builds.done)
+        return real_follow(self)
+
+    monkeypatch.setattr(CodexWatchApp, "_follow", follow)
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert await wait_until(pilot, lambda: app.loading.finished)
+        with open(session, "ab") as fh:  # before any follower could see it
+            fh.write(b"".join(failed_turn_lines("capacity", NOW - 30, session_id, model="gpt-6-sol")))
+        assert await wait_until(pilot, lambda: bool(started))
+        assert app.view is not None and app.view.header.loading.finished
+        assert started == [builds.done] and builds.done >= 1
+        assert await wait_until(pilot, lambda: app.view.now is not None and app.view.now.action != "none")
