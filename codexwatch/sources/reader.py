@@ -129,13 +129,16 @@ class RolloutReader:
             skim = skim and (quiet_before is None or st.st_mtime < quiet_before)
             self._read_whole(fd, st.st_size, whole, skim)
             return ReadResult(changed=True, restarted=restarted)
-        os.lseek(fd, self.offset, os.SEEK_SET)
-        while True:
-            chunk = os.read(fd, CHUNK)
-            if not chunk:
-                break
-            self.offset += len(chunk)
-            self._consume(chunk)
+        if whole is not None:  # a large first read: chunks into the reused buffer
+            self._read_chunks(fd, whole)
+        else:
+            os.lseek(fd, self.offset, os.SEEK_SET)
+            while True:
+                chunk = os.read(fd, CHUNK)
+                if not chunk:
+                    break
+                self.offset += len(chunk)
+                self._consume(chunk)
         return ReadResult(changed=restarted or self.counts.lines != lines_before, restarted=restarted)
 
     def _read_whole(self, fd: int, size: int, whole: "WholeFileBuffer", skim: bool) -> None:
@@ -163,10 +166,27 @@ class RolloutReader:
         else:
             self.pending = bytes(buf[consumed:length])
 
+    def _read_chunks(self, fd: int, whole: "WholeFileBuffer") -> None:
+        """From the offset to the end, a CHUNK at a time after what was pending, in `whole`'s
+        buffer: a fresh chunk each time would be fresh memory to fault in each time (a
+        third of reading a 300 MB session)."""
+        while True:
+            kept = len(self.pending)
+            buf = whole.fill(fd, CHUNK, at=self.offset, keep=self.pending)
+            if whole.length == kept:
+                break
+            self.offset += whole.length - kept
+            self._consume_buffer(buf, whole.length)
+
     def _consume(self, chunk: bytes) -> None:
+        self._consume_buffer(self.pending + chunk if self.pending else chunk, None)
+
+    def _consume_buffer(self, buf, length: int | None) -> None:
+        """What is pending and what was read since, buf[:length] (all of it: None)."""
+        length = len(buf) if length is None else length
         start = 0
-        if self.skipping_head is not None:
-            newline = chunk.find(b"\n")
+        if self.skipping_head is not None:  # then nothing is pending
+            newline = buf.find(b"\n", 0, length)
             if newline < 0:
                 return
             head = self.skipping_head
@@ -176,11 +196,10 @@ class RolloutReader:
             if rec is not None:
                 self.assembler.feed([rec])
             start = newline + 1
-        buf = self.pending + chunk[start:] if self.pending else chunk[start:] if start else chunk
-        records, consumed = P.scan(buf, 0, self.counts, self.max_line)
+        records, consumed = P.scan(buf, start, self.counts, self.max_line, length)
         if records:
             self.assembler.feed(records)
-        self._keep_tail(buf, consumed, len(buf))
+        self._keep_tail(buf, consumed, length)
 
     def turns(self, now: float) -> list[Turn]:
         """The file's turns as of `now`. A settled file's are its reader's own list, the same
@@ -240,12 +259,15 @@ class WholeFileBuffer:
         self._buf = bytearray(0)
         self.length = 0
 
-    def fill(self, fd: int, size: int) -> bytearray:
+    def fill(self, fd: int, size: int, at: int = 0, keep: bytes = b"") -> bytearray:
+        """The buffer: `keep`, then up to `size` bytes of the file from offset `at`
+        (`length` in all: fewer where the file ends)."""
+        got, size = len(keep), len(keep) + size
         if len(self._buf) < size:
             self._buf = bytearray(max(size, 2 * len(self._buf), 1 << 20))
+        self._buf[:got] = keep
         view = memoryview(self._buf)
-        got = 0
-        os.lseek(fd, 0, os.SEEK_SET)
+        os.lseek(fd, at, os.SEEK_SET)
         while got < size:
             n = os.readv(fd, [view[got:size]])
             if n == 0:

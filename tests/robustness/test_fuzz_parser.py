@@ -367,14 +367,18 @@ def test_oversized_lines_split_across_reads_are_counted(tmp_path, data):
     try:
         reader = RolloutReader(str(dirty), max_line=100_000)
         reader.read_new()
+        # The same, as a first read larger than the whole-file buffer: chunks through it.
+        buffered = RolloutReader(str(dirty), max_line=100_000)
+        buffered.read_new(WholeFileBuffer(limit=1000))
     finally:
         reader_module.CHUNK = old
-    assert reader.counts.lines == len(lines) + len(at)
-    assert reader.counts.oversized == len(at)
     clean = RolloutReader(str(path), max_line=100_000)
     clean.read_new()
-    assert fingerprint(reader.turns(NOW)) == fingerprint(clean.turns(NOW))
-    check_usable([reader])
+    for got in (reader, buffered):
+        assert got.counts.lines == len(lines) + len(at)
+        assert got.counts.oversized == len(at)
+        assert fingerprint(got.turns(NOW)) == fingerprint(clean.turns(NOW))
+    check_usable([reader, buffered])
 
 
 def test_stray_boundary_before_the_first_turn_when_skimming(tmp_path):

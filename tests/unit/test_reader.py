@@ -65,6 +65,11 @@ def test_small_chunks_split_lines_anywhere(tmp_path, monkeypatch):
     reader = RolloutReader(str(path))
     reader.read_new()
     assert (fingerprint(reader.turns(NOW)), reader.counts.lines) == expected
+    # A first read of a file larger than the whole-file buffer: the chunks go through it.
+    buffered = RolloutReader(str(path))
+    buffered.read_new(WholeFileBuffer(limit=100))
+    assert (fingerprint(buffered.turns(NOW)), buffered.counts.lines) == expected
+    assert buffered.offset == len(data) and not buffered.pending
 
 
 def test_pending_last_line_waits_for_its_newline(tmp_path):
