@@ -126,8 +126,12 @@ class RolloutReader:
             return ReadResult(changed=restarted, restarted=restarted)
         lines_before = self.counts.lines
         if self.offset == 0 and whole is not None and st.st_size <= whole.limit:
-            skim = skim and (quiet_before is None or st.st_mtime < quiet_before)
-            self._read_whole(fd, st.st_size, whole, skim)
+            quiet = skim and (quiet_before is None or st.st_mtime < quiet_before)
+            self._read_whole(fd, st.st_size, whole, quiet)
+            if skim and not quiet and self._lines_older_than(quiet_before):
+                # A fresh mtime on old lines: copied or restored (rsync without -t, a
+                # backup), not written by Codex, which stamps each line with the time.
+                self._settle()
             return ReadResult(changed=True, restarted=restarted)
         if whole is not None:  # a large first read: chunks into the reused buffer
             self._read_chunks(fd, whole)
@@ -151,12 +155,19 @@ class RolloutReader:
         if records:
             self.assembler.feed(records)
         self._keep_tail(buf, consumed, got)
-        # A file quiet enough to skim (skimmed, or of a version that cannot be), read to
-        # its end, is done with: its reader keeps the turns only (a third of the memory,
-        # and of the index).
-        if skim and not self.pending and self.skipping_head is None:
+        if skim:
+            self._settle()
+
+    def _settle(self) -> None:
+        """A quiet file (skimmed, or of a version that cannot be), read to its end, is done
+        with: its reader keeps the turns only (a third of the memory, and of the index)."""
+        if not self.pending and self.skipping_head is None:
             self.assembler.settle()
             self.settled = True
+
+    def _lines_older_than(self, moment: float | None) -> bool:
+        last = self.assembler.last_ts
+        return moment is not None and last is not None and last < moment
 
     def _keep_tail(self, buf, consumed: int, length: int) -> None:
         """What follows the last newline waits for the rest of its line."""

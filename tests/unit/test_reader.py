@@ -390,3 +390,20 @@ def test_an_abort_then_the_turn_s_own_completion_reads_as_completed_on_both_path
     assert read[0] == read[1]
     turn = dict(zip(Turn.__slots__, read[0][0]))
     assert len(read[0]) == 1 and turn["outcome"] == "ok" and turn["duration_ms"] == 1200 and turn["tokens"] == 16422
+
+
+def test_a_copied_file_with_a_fresh_mtime_on_old_lines_is_settled(tmp_path):
+    # rsync without -t, a restored backup: the mtime says now, every line says long ago.
+    # Quiet by its lines, it is settled as a quiet file is; lines of today are not.
+    quiet_before = NOW - 24 * 3600
+    copied = tmp_path / TUI_171.name
+    copied.write_bytes(TUI_171.read_bytes())  # a fresh mtime; lines of 2026-11-29
+    reader = RolloutReader(str(copied))
+    reader.read_new(WholeFileBuffer(), skim=True, quiet_before=quiet_before)
+    assert not reader.skimmed and reader.settled
+    exact = RolloutReader(str(copied))
+    exact.read_new()
+    assert _every_field(reader.turns(NOW)) == _every_field(exact.turns(NOW))
+    written_today = RolloutReader(str(copied))
+    written_today.read_new(WholeFileBuffer(), skim=True, quiet_before=exact.assembler.last_ts - 1)
+    assert not written_today.settled
