@@ -452,8 +452,9 @@ class Tmux:
 
 
 def dashboard_loaded(text: str) -> bool:
-    """The dashboard shows a read history: the header's parser share is a figure."""
-    return re.search(r"│ parser \d+%", text) is not None and "loading" not in text.split("\n", 1)[0]
+    """The dashboard shows a read history: the header's parser share is a figure, or `—`
+    when the window holds no file (a giant session older than 7 days), once not loading."""
+    return re.search(r"│ parser (?:\d+%|—)", text) is not None and "loading" not in text.split("\n", 1)[0]
 
 
 def codexwatch_cmd(*args: str) -> list[str]:

@@ -51,6 +51,9 @@ class History:
     now: float = 0.0  # the clock reading of the last load or refresh
     readers: dict[str, RolloutReader] = field(default_factory=dict)
     _cached: list[Turn] | None = None
+    # The files left out of the window at the load, as they were (size, mtime): not new to
+    # whoever follows the home; one written again is read then.
+    outside: dict[str, tuple[int, float]] = field(default_factory=dict)
     index: IndexCache | None = None
     # Processes that read a large first read: 1, this one only (the default wherever a
     # History is made, and always in a process with other threads running); load_history
@@ -190,6 +193,7 @@ class History:
         every = find_rollouts(self.home, None, stat=cutoff is not None or bool(known))
         listed = {f.path for f in every}
         if cutoff is not None:  # find_rollouts' own test of the mtime, on the same listing
+            self.outside = {f.path: (f.size, f.mtime) for f in every if f.mtime < cutoff}
             every = [f for f in every if f.mtime >= cutoff]
         return every, known, listed
 
@@ -246,6 +250,7 @@ class History:
         """Read what was appended to one file; True when anything changed."""
         reader = self.readers.get(path)
         if reader is None:
+            self.outside.pop(path, None)
             reader = self.readers[path] = RolloutReader(path)
         changed = reader.read_new().changed
         if changed:
@@ -263,6 +268,11 @@ class History:
         """Files whose size differs from what was read: written to while nobody watched
         (between the first read and the start of following, say)."""
         return [p for p, r in self.readers.items() if _size(p) != r.offset]
+
+    def as_read(self) -> dict[str, tuple[int, float]]:
+        """Every file listed at the load, as it was then (size, mtime): those read, and
+        those left out of the window. For the follower, to which none of them is new."""
+        return {**self.outside, **{p: (r.offset, r.mtime) for p, r in self.readers.items()}}
 
     @property
     def turns(self) -> list[Turn]:

@@ -217,7 +217,7 @@ class CodexWatchApp(App):
             self.post_message(await asyncio.to_thread(changed_turns))
         # What was read (size, mtime): the follower stats nothing to start. Its clock is the
         # real one, that of the files' mtimes.
-        known = await asyncio.to_thread(lambda: {p: (r.offset, r.mtime) for p, r in history.readers.items()})
+        known = await asyncio.to_thread(history.as_read)
         follower = await asyncio.to_thread(  # it looks at every known file: off the loop
             SessionFollower, history.home, known=known, hot_interval=self.config.hot_interval)
         async for paths in follower.changes(self._astop):

@@ -139,3 +139,26 @@ def test_statistics_folded_file_by_file_equal_those_of_the_whole_list(tmp_path, 
         assert fold.result() == expected
         assert folded.readers == {}  # nothing of the history is kept
 
+
+
+def test_files_left_out_of_the_window_are_not_new_to_the_follower(tmp_path):
+    # A session untouched for weeks in the newest date folder (one long thread, say): out
+    # of the 7-day window, it must not be found "new" by the follower's scan and read whole
+    # after the start; written again, it is read then.
+    from codexwatch.sources.watcher import SessionFollower
+
+    shutil.copytree(REAL_CLI / "exec-0.171.0" / "sessions", tmp_path / "sessions")
+    files = sorted(str(p) for p in (tmp_path / "sessions").rglob("*.jsonl"))
+    old = NOW - 30 * 86400
+    os.utime(files[0], (old, old))
+    history = load_history(tmp_path, 7 * 86400, NOW, use_cache=False)
+    assert files[0] not in history.readers and files[0] in history.outside
+    known = history.as_read()
+    assert set(known) == set(files) and known[files[0]] == (os.path.getsize(files[0]), old)
+    follower = SessionFollower(tmp_path, known=known, use_events=False, rotate=0)
+    assert follower.scan_once() == []
+    with open(files[0], "ab") as out:  # written again: in the window now
+        out.write(b"\n")
+    assert [path for path, _ in follower.scan_once()] == [files[0]]
+    assert history.refresh([files[0]], NOW) == [files[0]]
+    assert files[0] in history.readers and files[0] not in history.outside
