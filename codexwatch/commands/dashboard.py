@@ -18,7 +18,7 @@ from codexwatch.config import Settings, parse_duration
 FORCE_EXIT_AFTER_S = 5.0
 
 
-def app_config(args: argparse.Namespace, settings: Settings, crew=None):
+def app_config(args: argparse.Namespace, settings: Settings, crew=None, listing=None):
     from codexwatch.sources.history import home_problem
     from codexwatch.sources.runs import default_state_dir
     from codexwatch.ui.app import AppConfig
@@ -37,7 +37,27 @@ def app_config(args: argparse.Namespace, settings: Settings, crew=None):
         home_problem=home_problem(settings.codex_home) if not settings.codex_home.exists() else None,
         runs_state_dir=settings.state_dir or default_state_dir(),
         crew=crew,
+        listing=listing,
     )
+
+
+def early_listing(settings: Settings):
+    """The home listed by a process forked now, before Textual is imported: the first read
+    begins with the listing (a stat of every file where there is an index or a window:
+    0.2 s at 31,000 files), and it is made meanwhile, on the other core. None where there
+    is nothing to list or no second core. The app closes it (`CodexWatchApp`)."""
+    from codexwatch.sources import parallel
+    from codexwatch.sources.index import default_cache_dir, index_path
+    from codexwatch.sources.listing import home_problem
+
+    if parallel.default_workers() < 2 or home_problem(settings.codex_home) is not None:
+        return None
+    try:
+        indexed = settings.use_cache and index_path(settings.cache_dir or default_cache_dir(),
+                                                    settings.codex_home).exists()
+    except (OSError, ValueError):
+        indexed = False
+    return parallel.Listing(settings.codex_home, stat=indexed or parse_duration(settings.since) is not None)
 
 
 def first_read_crew(settings: Settings):
@@ -149,10 +169,13 @@ def _isatty(fd: int) -> bool:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    demo_mode = bool(getattr(args, "demo", False))
+    # Forked before Hangup's thread, and before Textual is imported (the listing is made
+    # meanwhile).
+    listing = None if demo_mode else early_listing(settings)
+    crew = None if demo_mode else first_read_crew(settings)
     from codexwatch.ui.app import CodexWatchApp
 
-    demo_mode = bool(getattr(args, "demo", False))
-    crew = None if demo_mode else first_read_crew(settings)  # before Hangup's thread
     with Hangup() as hangup:
         while True:
             if demo_mode:
@@ -165,8 +188,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                     result = app.run()
                     hangup.app = None
             else:
-                hangup.app = app = CodexWatchApp(app_config(args, settings, crew))
-                crew = None  # the app's now: it closes it
+                hangup.app = app = CodexWatchApp(app_config(args, settings, crew, listing))
+                crew = listing = None  # the app's now: it closes them
                 result = app.run()
                 hangup.app = None
             if hangup.code is not None:

@@ -31,7 +31,7 @@ from codexwatch.sources.listing import (  # noqa: F401 - also this module's name
     ROLLOUT_DIRS, RolloutFile, find_rollouts, home_problem, iter_rollouts, looked_at,
     whole_folders,
 )
-from codexwatch.sources.parallel import Crew, default_workers
+from codexwatch.sources.parallel import Crew, Listing, default_workers
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
 from codexwatch.sources.seen import TurnIds, fresh
 from codexwatch.sources.stored import LATEST, Covered, Window
@@ -62,6 +62,8 @@ class History:
     causes: LogCauses | None = None
     # Helpers forked by the caller, for the first read (`load`); the caller closes them.
     crew: Crew | None = field(default=None, repr=False)
+    # The home listed by a process the caller forked earlier, for the first read (`load`).
+    listing: Listing | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.causes = self.causes or LogCauses(self.home)
@@ -190,12 +192,27 @@ class History:
         # With nothing indexed to compare with and no age to filter by, a file's size and
         # time are taken when it is opened: listing thousands of files is five times faster.
         cutoff = self.cutoff(now)
-        every = find_rollouts(self.home, None, stat=cutoff is not None or bool(known))
+        stat = cutoff is not None or bool(known)
+        every = self._listed_before(stat)
+        if every is None:
+            every = find_rollouts(self.home, None, stat=stat)
         listed = {f.path for f in every}
         if cutoff is not None:  # find_rollouts' own test of the mtime, on the same listing
             self.outside = {f.path: (f.size, f.mtime) for f in every if f.mtime < cutoff}
             every = [f for f in every if f.mtime >= cutoff]
         return every, known, listed
+
+    def _listed_before(self, stat: bool) -> list[RolloutFile] | None:
+        """The listing made beforehand (`listing`), if there is one that looked at the
+        files when that is needed. A file that changed since is found by the follower
+        (grown since the read), a new one by its scan."""
+        listing, self.listing = self.listing, None
+        if listing is None:
+            return None
+        if stat and not listing.stat:
+            listing.close()
+            return None
+        return listing.files()
 
     def _first_read(self, now: float, files: list[RolloutFile], known: dict[str, tuple],
                     progress: Progress | None, skim: bool, whole: WholeFileBuffer | None = None,
@@ -345,14 +362,17 @@ def load_history(
     parallel: bool = False,
     fold: StatsFold | None = None,
     crew: Crew | None = None,
+    listing: Listing | None = None,
 ) -> History:
     """`parallel`: read a large history with forked helper processes too. `fold`: take the
     history into these statistics only, keeping none of it (History.fold). `crew`: helpers
     the caller forked earlier (a caller reading in a thread can fork none then), for a
-    large first read; the caller closes it."""
+    large first read; the caller closes it. `listing`: the home listed by a process the
+    caller forked earlier (parallel.Listing), used by the first read, else ended."""
     workers = default_workers() if parallel else 1
     history = History(home=Path(home), since_seconds=since_seconds,
-                      workers=max(workers, crew.workers) if crew is not None else workers, crew=crew)
+                      workers=max(workers, crew.workers) if crew is not None else workers, crew=crew,
+                      listing=listing)
     if history.home_problem is None:
         if use_cache:
             history.index = open_index(Path(home), cache_dir)
@@ -360,6 +380,9 @@ def load_history(
             history.fold(now, fold, progress)
         else:
             history.load(now, progress)
+    if history.listing is not None:  # not wanted after all
+        history.listing.close()
+        history.listing = None
     return history
 
 

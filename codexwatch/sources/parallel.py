@@ -26,6 +26,9 @@ import select
 import threading
 from typing import Iterator
 
+from pathlib import Path
+
+from codexwatch.sources.listing import RolloutFile, find_rollouts
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
 
 # A batch's bytes: 4 MiB made batches of 120 small sessions when their sizes were known
@@ -289,6 +292,56 @@ def read_in_order(jobs: list[ReadJob], workers: int,
         yield from crew.read_in_order(jobs, whole or WholeFileBuffer())
     finally:
         crew.close()
+
+
+class Listing:
+    """A home's rollouts (find_rollouts), listed by a process forked for it while this one
+    goes on: the dashboard imports and starts Textual meanwhile, and a warm start's read,
+    which begins with the listing (a stat of every file), finds it made. Where this
+    process cannot fork, there is none (`files()` is None: list here)."""
+
+    def __init__(self, home: Path, stat: bool) -> None:
+        self.stat = stat
+        self._fd: int | None = None
+        self._pid = 0
+        if not _can_fork():
+            return
+        try:
+            read_end, write_end = os.pipe()
+            self._pid = os.fork()
+        except OSError:
+            return
+        if self._pid == 0:  # the helper: never returns, never runs this process's exit handlers
+            code = 1
+            try:
+                os.close(read_end)
+                files = find_rollouts(home, None, stat=stat)
+                _send(write_end, marshal.dumps([tuple(f) for f in files]))
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self._fd = read_end
+
+    def files(self) -> list[RolloutFile] | None:
+        """The listing, once; None if the helper did not give it."""
+        if self._fd is None:
+            return None
+        try:
+            blob = _receive(self._fd)
+            rows = marshal.loads(blob) if blob is not None else None
+            return [RolloutFile(path, size, mtime, tuple(ident) if ident else None)
+                    for path, size, mtime, ident in rows] if rows is not None else None
+        except Exception:  # noqa: BLE001 - whatever it sent: listed here instead
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            _stop(self._pid)
 
 
 def _stop(pid: int) -> None:

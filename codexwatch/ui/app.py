@@ -66,6 +66,7 @@ class AppConfig:
     home_problem: str | None = None  # set by the command when there is nothing to read
     runs_state_dir: Path | None = None  # where `codexwatch run` records runs; None: not watched
     crew: Any = None  # sources.parallel.Crew forked before the app's threads, for the first read
+    listing: Any = None  # sources.parallel.Listing of the home, forked before the app started
     extra: dict = field(default_factory=dict)
 
 
@@ -143,7 +144,7 @@ class CodexWatchApp(App):
 
             self.push_screen(FirstRunScreen(self.home_problem, self.config.codex_home))
         elif self.config.load_history:
-            self._load(self._take_crew())
+            self._load(*self._take_crew())
         if self.status_enabled:
             self._poll_status()
         if self.config.demo is not None:
@@ -153,22 +154,25 @@ class CodexWatchApp(App):
         self._request_view()
 
     def on_unmount(self) -> None:
-        if (crew := self._take_crew()) is not None:  # never handed to a read
-            crew.close()
+        for helper in self._take_crew():  # never handed to a read
+            if helper is not None:
+                helper.close()
         self._stop.set()
         if self._astop is not None:
             self._astop.set()
 
     # --- workers (post messages; never touch widgets) -----------------------------------
 
-    def _take_crew(self):
-        """The helpers forked for the first read (`AppConfig.crew`), once: a later read
-        (`reload_history`) is read by this process alone."""
-        crew, self.config.crew = self.config.crew, None
-        return crew
+    def _take_crew(self) -> tuple:
+        """The helpers forked for the first read (`AppConfig.crew`) and the listing made
+        for it (`AppConfig.listing`), once: a later read (`reload_history`) is read by this
+        process alone."""
+        crew, listing = self.config.crew, self.config.listing
+        self.config.crew = self.config.listing = None
+        return crew, listing
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False, description="Reading history")
-    def _load(self, crew=None) -> None:
+    def _load(self, crew=None, listing=None) -> None:
         from codexwatch.sources.history import home_problem, load_history
 
         problem = home_problem(self.config.codex_home)
@@ -184,14 +188,15 @@ class CodexWatchApp(App):
             history = load_history(
                 self.config.codex_home, self.config.since_seconds, self.clock(),
                 use_cache=self.config.use_cache, progress=progress, cache_dir=self.config.cache_dir,
-                parallel=True, crew=crew,
+                parallel=True, crew=crew, listing=listing,
             )
         except Exception as exc:  # noqa: BLE001 - shown, never crash the dashboard
             self.post_message(msg.HistoryFailed(f"{type(exc).__name__}: {exc}"))
             return
         finally:
-            if crew is not None:
-                crew.close()  # its helpers end: read, or nothing to read
+            for helper in (crew, listing):  # they end: used, or nothing to read
+                if helper is not None:
+                    helper.close()
         self._history = history
         self.post_message(msg.HistoryLoaded(list(history.turns), history.health(), problem))
 
@@ -200,7 +205,7 @@ class CodexWatchApp(App):
         self.home_problem = None
         self.loading = Loading(finished=False)
         self._dirty = True
-        self._load(self._take_crew())
+        self._load(*self._take_crew())
 
     @work(exclusive=True, group="follow", exit_on_error=False, description="Following sessions")
     async def _follow(self) -> None:

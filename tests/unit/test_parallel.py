@@ -209,3 +209,47 @@ def test_the_dashboard_forks_a_helper_only_for_a_first_read_without_an_index(tmp
     assert first_read_crew(Settings(codex_home=tmp_path / "nothing", cache_dir=cache)) is None
     monkeypatch.setattr(parallel, "default_workers", lambda: 1)
     assert first_read_crew(Settings(codex_home=home, cache_dir=cache, use_cache=False)) is None
+
+
+def _no_child_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("stat", [True, False])
+def test_a_listing_made_by_a_forked_process_is_the_one_made_here(stat):
+    home = REAL_CLI / "tui-0.171.0"
+    listing = parallel.Listing(home, stat=stat)
+    assert listing.files() == find_rollouts(home, stat=stat)
+    assert listing.files() is None and _no_child_left()  # once; the helper is gone
+
+
+def test_the_first_read_takes_the_listing_made_before_and_ends_one_it_cannot_use(tmp_path, monkeypatch):
+    import shutil
+
+    from codexwatch.sources import history as history_module
+    from codexwatch.sources.history import load_history
+
+    shutil.copytree(REAL_CLI / "exec-0.171.0" / "sessions", tmp_path / "sessions")
+    listed_here = []
+    real = history_module.find_rollouts
+    monkeypatch.setattr(history_module, "find_rollouts",
+                        lambda *a, **k: listed_here.append(k.get("stat")) or real(*a, **k))
+    want = load_history(tmp_path, 7 * 86400, NOW, use_cache=False).turns
+    listed_here.clear()
+    got = load_history(tmp_path, 7 * 86400, NOW, use_cache=False,
+                       listing=parallel.Listing(tmp_path, stat=True))
+    assert listed_here == [] and got.turns == want and got.listing is None
+    # A window needs each file's time: a listing by name only is not enough, and is ended.
+    got = load_history(tmp_path, 7 * 86400, NOW, use_cache=False,
+                       listing=parallel.Listing(tmp_path, stat=False))
+    assert listed_here == [True] and got.turns == want and _no_child_left()
+    # Not wanted at all (the statistics fold lists as it goes): ended too.
+    from codexwatch.core.stats import StatsFold
+
+    load_history(tmp_path, None, NOW, use_cache=False, fold=StatsFold(NOW),
+                 listing=parallel.Listing(tmp_path, stat=False))
+    assert _no_child_left()
