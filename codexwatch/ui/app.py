@@ -38,6 +38,9 @@ CLOCK_TICK_S = 1.0  # countdowns and ages move once a second
 # is in an episode with a back-off counting down.
 REBUILD_IDLE_S = 60.0
 REBUILD_EPISODE_S = 10.0
+# ... and such rebuilds, of a large history (a third of a second over every turn of 31,000
+# sessions), take at most this share of a core: an idle dashboard stays idle.
+AGING_SHARE = 0.005
 RUNS_POLL_S = 1.0  # `codexwatch run`'s state directory: a handful of small files
 
 
@@ -111,6 +114,7 @@ class CodexWatchApp(App):
         self._next_build = 0.0  # monotonic: no build starts before
         self._urgent = False  # the loaded history's first view: built without the rest
         self._last_build = 0.0
+        self._build_seconds = 0.0  # how long the last build took
         self._last_show = 0.0
         self._known_episode: str | None = None
         self._episode_baseline = False
@@ -338,6 +342,7 @@ class CodexWatchApp(App):
         self._building = False
         # A builder busy a third of the time at most: the UI loop shares the interpreter.
         self._next_build = time.monotonic() + max(REFRESH_S, 2 * message.seconds)
+        self._build_seconds = message.seconds
         self.view = message.view
         self._last_build = time.monotonic()
         self._announce_episode()
@@ -420,12 +425,15 @@ class CodexWatchApp(App):
         self.view_changed.publish(self.last_update)
 
     def _rebuild_every(self) -> float:
+        """How often the view is rebuilt with nothing new, for the advice's wording to age."""
         now = self.view.now if self.view is not None else None
         if now is None or not now.wizard_available:
-            return REBUILD_IDLE_S  # no episode: nothing in the advice moves with the clock
-        if now.backoff_until is not None and 0 <= now.backoff_until - self.clock() < 90:
+            every = REBUILD_IDLE_S  # no episode: nothing in the advice moves with the clock
+        elif now.backoff_until is not None and 0 <= now.backoff_until - self.clock() < 90:
             return CLOCK_TICK_S  # the advice counts these seconds
-        return REBUILD_EPISODE_S
+        else:
+            every = REBUILD_EPISODE_S
+        return max(every, self._build_seconds / AGING_SHARE)
 
     async def settled(self) -> DashboardView | None:
         """The view of the facts as they are now, once built (tests, snapshots)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from codexwatch.core.models import Turn
 from codexwatch.ui import app as app_module
 from codexwatch.ui import messages as msg
@@ -144,3 +146,25 @@ async def test_following_starts_once_the_loaded_history_s_view_is_built(tmp_path
         assert app.view is not None and app.view.header.loading.finished
         assert started == [builds.done] and builds.done >= 1
         assert await wait_until(pilot, lambda: app.view.now is not None and app.view.now.action != "none")
+
+
+def test_rebuilds_for_the_advice_to_age_take_a_bounded_share_of_a_core(tmp_path):
+    # With nothing new, the view is rebuilt only for the advice's wording to age: every
+    # 10 s in an episode, every minute else; a build over a large history (a third of a
+    # second) would make that a few percent of a core, so the interval grows with it.
+    from types import SimpleNamespace
+
+    app = CodexWatchApp(config(tmp_path, load_history=False))
+    episode = SimpleNamespace(now=SimpleNamespace(wizard_available=True, backoff_until=None))
+    quiet = SimpleNamespace(now=None)
+    for view, seconds, every in ((episode, 0.01, app_module.REBUILD_EPISODE_S),
+                                 (episode, 0.3, 0.3 / app_module.AGING_SHARE),
+                                 (quiet, 0.1, app_module.REBUILD_IDLE_S),
+                                 (quiet, 0.6, 0.6 / app_module.AGING_SHARE)):
+        app.view, app._build_seconds = view, seconds
+        assert app._rebuild_every() == pytest.approx(every)
+        assert app._build_seconds / app._rebuild_every() <= app_module.AGING_SHARE + 1e-9
+    # A back-off counting down is still shown to the second.
+    app.view = SimpleNamespace(now=SimpleNamespace(wizard_available=True, backoff_until=NOW + 30))
+    app._build_seconds = 0.3
+    assert app._rebuild_every() == app_module.CLOCK_TICK_S
