@@ -168,3 +168,36 @@ def test_rebuilds_for_the_advice_to_age_take_a_bounded_share_of_a_core(tmp_path)
     app.view = SimpleNamespace(now=SimpleNamespace(wizard_available=True, backoff_until=NOW + 30))
     app._build_seconds = 0.3
     assert app._rebuild_every() == app_module.CLOCK_TICK_S
+
+
+async def test_each_published_view_is_shown_once_by_each_screen(tmp_path, monkeypatch):
+    # Textual runs a screen's on_mount for every class that defines one: a subclass that
+    # also called the base's subscribed twice, and showed every view and every clock tick
+    # twice (twice the work on each failure that arrives, and twice the idle cost).
+    from codexwatch.ui.screens.dashboard import DashboardScreen
+    from codexwatch.ui.screens.wizard import WizardScreen
+
+    shown: list[str] = []
+    for cls in (DashboardScreen, WizardScreen):
+        real_show, real_clock = cls.show, cls.show_clock
+        monkeypatch.setattr(cls, "show", lambda self, u, real=real_show: shown.append(type(self).__name__) or real(self, u))
+        monkeypatch.setattr(cls, "show_clock", lambda self, u, real=real_clock: shown.append("clock") or real(self, u))
+    app = CodexWatchApp(config(tmp_path, load_history=False))
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.post_message(msg.HistoryLoaded([failed(1)], []))
+        await app.settled()
+        await pilot.pause()
+        shown.clear()
+        app._publish(rebuilt=True)
+        await pilot.pause()
+        assert shown.count("DashboardScreen") == 1
+        shown.clear()
+        app._publish(rebuilt=False)
+        await pilot.pause()
+        assert shown == ["clock"]
+        app.push_screen(WizardScreen())
+        await pilot.pause()
+        shown.clear()
+        app._publish(rebuilt=True)
+        await pilot.pause()
+        assert shown.count("WizardScreen") == 1 and shown.count("DashboardScreen") == 1

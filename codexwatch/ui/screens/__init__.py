@@ -16,6 +16,8 @@ class ViewScreen(Screen):
     countdowns), and by default nothing."""
 
     def on_mount(self) -> None:
+        # Textual calls this for a subclass's mount too, after the subclass's own on_mount
+        # (its handlers run for every class that defines one): a subclass does not call it.
         self.app.view_changed.subscribe(self, self._on_view)
         if self.app.last_update is not None:  # what the other screens show now
             self.show(replace(self.app.last_update, rebuilt=True))

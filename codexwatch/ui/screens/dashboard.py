@@ -122,7 +122,6 @@ class DashboardScreen(ViewScreen):
         # The failures take the keys first. The focus is not moved on a tab switch (that
         # re-made the footer's keys: 70 ms of a switch); the arrows are the screen's too.
         self.query_one(FailuresTable).focus(scroll_visible=False)
-        super().on_mount()
 
     # --- data -------------------------------------------------------------------
 

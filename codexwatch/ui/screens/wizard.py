@@ -113,7 +113,6 @@ class WizardScreen(TriageScreen):
 
     def on_mount(self) -> None:
         self.set_class(self.size.width < 80, "-narrow")
-        super().on_mount()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 80, "-narrow")
