@@ -128,9 +128,9 @@ class RolloutReader:
         if self.offset == 0 and whole is not None and st.st_size <= whole.limit:
             quiet = skim and (quiet_before is None or st.st_mtime < quiet_before)
             self._read_whole(fd, st.st_size, whole, quiet)
-            if skim and not quiet and self._lines_older_than(quiet_before):
-                # A fresh mtime on old lines: copied or restored (rsync without -t, a
-                # backup), not written by Codex, which stamps each line with the time.
+            # A fresh mtime on old lines is a copied or restored file (rsync without -t, a
+            # backup), not one Codex writes: it stamps each line with the time.
+            if quiet or (skim and self._lines_older_than(quiet_before)):
                 self._settle()
             return ReadResult(changed=True, restarted=restarted)
         if whole is not None:  # a large first read: chunks into the reused buffer
@@ -155,8 +155,6 @@ class RolloutReader:
         if records:
             self.assembler.feed(records)
         self._keep_tail(buf, consumed, got)
-        if skim:
-            self._settle()
 
     def _settle(self) -> None:
         """A quiet file (skimmed, or of a version that cannot be), read to its end, is done
