@@ -41,23 +41,38 @@ def app_config(args: argparse.Namespace, settings: Settings, crew=None, listing=
     )
 
 
+def _forks_pay(settings: Settings) -> bool:
+    """Whether a helper process forked now can take work off the first read: there is a
+    second core and a home to read."""
+    from codexwatch.sources import parallel
+    from codexwatch.sources.listing import home_problem
+
+    return parallel.default_workers() >= 2 and home_problem(settings.codex_home) is None
+
+
+def _indexed(settings: Settings) -> bool | None:
+    """Whether the first read will find an index for this home (None: cannot tell)."""
+    from codexwatch.sources.index import default_cache_dir, index_path
+
+    if not settings.use_cache:
+        return False
+    try:
+        return index_path(settings.cache_dir or default_cache_dir(), settings.codex_home).exists()
+    except (OSError, ValueError):
+        return None
+
+
 def early_listing(settings: Settings):
     """The home listed by a process forked now, before Textual is imported: the first read
     begins with the listing (a stat of every file where there is an index or a window:
     0.2 s at 31,000 files), and it is made meanwhile, on the other core. None where there
     is nothing to list or no second core. The app closes it (`CodexWatchApp`)."""
     from codexwatch.sources import parallel
-    from codexwatch.sources.index import default_cache_dir, index_path
-    from codexwatch.sources.listing import home_problem
 
-    if parallel.default_workers() < 2 or home_problem(settings.codex_home) is not None:
+    if not _forks_pay(settings):
         return None
-    try:
-        indexed = settings.use_cache and index_path(settings.cache_dir or default_cache_dir(),
-                                                    settings.codex_home).exists()
-    except (OSError, ValueError):
-        indexed = False
-    return parallel.Listing(settings.codex_home, stat=indexed or parse_duration(settings.since) is not None)
+    return parallel.Listing(settings.codex_home,
+                            stat=bool(_indexed(settings)) or parse_duration(settings.since) is not None)
 
 
 def first_read_crew(settings: Settings):
@@ -66,17 +81,9 @@ def first_read_crew(settings: Settings):
     `sources/parallel.py`): only where the read is likely to be a full one (no index yet,
     or none kept) and there is a second core; else None. The app closes it (`CodexWatchApp`)."""
     from codexwatch.sources import parallel
-    from codexwatch.sources.index import default_cache_dir, index_path
-    from codexwatch.sources.listing import home_problem
 
-    if parallel.default_workers() < 2 or home_problem(settings.codex_home) is not None:
-        return None
-    if settings.use_cache:
-        try:
-            if index_path(settings.cache_dir or default_cache_dir(), settings.codex_home).exists():
-                return None  # warm: the index holds what a helper would read
-        except (OSError, ValueError):
-            return None
+    if not _forks_pay(settings) or _indexed(settings) is not False:
+        return None  # warm (the index holds what a helper would read), or cannot tell
     return parallel.Crew.forked_now(parallel.default_workers())
 
 

@@ -24,9 +24,8 @@ import marshal
 import os
 import select
 import threading
-from typing import Iterator
-
 from pathlib import Path
+from typing import Iterator
 
 from codexwatch.sources.listing import RolloutFile, find_rollouts
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
@@ -308,8 +307,13 @@ class Listing:
             return
         try:
             read_end, write_end = os.pipe()
+        except OSError:
+            return
+        try:
             self._pid = os.fork()
         except OSError:
+            os.close(read_end)
+            os.close(write_end)
             return
         if self._pid == 0:  # the helper: never returns, never runs this process's exit handlers
             code = 1
@@ -329,23 +333,29 @@ class Listing:
             return None
         try:
             blob = _receive(self._fd)
-            rows = marshal.loads(blob) if blob is not None else None
+            if blob is None:
+                return None
+            os.waitpid(self._pid, 0)  # it has said all: it ends by itself
+            self._pid = 0
             return [RolloutFile(path, size, mtime, tuple(ident) if ident else None)
-                    for path, size, mtime, ident in rows] if rows is not None else None
+                    for path, size, mtime, ident in marshal.loads(blob)]
         except Exception:  # noqa: BLE001 - whatever it sent: listed here instead
             return None
         finally:
             self.close()
 
     def close(self) -> None:
+        """Ends the helper: one still listing, or waiting to be read, is stopped."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._pid:
             _stop(self._pid)
+            self._pid = 0
 
 
 def _stop(pid: int) -> None:
-    import signal  # only when a read went wrong: a start's millisecond otherwise
+    import signal  # only when a helper is stopped early: a start's millisecond otherwise
 
     try:
         os.kill(pid, signal.SIGKILL)

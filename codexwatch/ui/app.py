@@ -73,6 +73,13 @@ class AppConfig:
     extra: dict = field(default_factory=dict)
 
 
+def _close(*helpers) -> None:
+    """End the helper processes forked for the first read (a Crew, a Listing), if any."""
+    for helper in helpers:
+        if helper is not None:
+            helper.close()
+
+
 class CodexWatchApp(App):
     CSS_PATH = "codexwatch.tcss"
     TITLE = "codexwatch"
@@ -148,7 +155,7 @@ class CodexWatchApp(App):
 
             self.push_screen(FirstRunScreen(self.home_problem, self.config.codex_home))
         elif self.config.load_history:
-            self._load(*self._take_crew())
+            self._load(*self._take_helpers())
         if self.status_enabled:
             self._poll_status()
         if self.config.demo is not None:
@@ -158,16 +165,14 @@ class CodexWatchApp(App):
         self._request_view()
 
     def on_unmount(self) -> None:
-        for helper in self._take_crew():  # never handed to a read
-            if helper is not None:
-                helper.close()
+        _close(*self._take_helpers())  # never handed to a read
         self._stop.set()
         if self._astop is not None:
             self._astop.set()
 
     # --- workers (post messages; never touch widgets) -----------------------------------
 
-    def _take_crew(self) -> tuple:
+    def _take_helpers(self) -> tuple:
         """The helpers forked for the first read (`AppConfig.crew`) and the listing made
         for it (`AppConfig.listing`), once: a later read (`reload_history`) is read by this
         process alone."""
@@ -198,9 +203,7 @@ class CodexWatchApp(App):
             self.post_message(msg.HistoryFailed(f"{type(exc).__name__}: {exc}"))
             return
         finally:
-            for helper in (crew, listing):  # they end: used, or nothing to read
-                if helper is not None:
-                    helper.close()
+            _close(crew, listing)  # they end: used, or nothing to read
         self._history = history
         self.post_message(msg.HistoryLoaded(list(history.turns), history.health(), problem))
 
@@ -209,7 +212,7 @@ class CodexWatchApp(App):
         self.home_problem = None
         self.loading = Loading(finished=False)
         self._dirty = True
-        self._load(*self._take_crew())
+        self._load(*self._take_helpers())
 
     @work(exclusive=True, group="follow", exit_on_error=False, description="Following sessions")
     async def _follow(self) -> None:
