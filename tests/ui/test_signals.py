@@ -88,34 +88,46 @@ def _demo_homes(tmp: Path) -> list[str]:
     return [p.name for p in tmp.glob("codexwatch-demo-*")]
 
 
+class _Tmux:
+    """A tmux server of its own running `command` in a 120x40 session "t"; killed on leaving."""
+
+    def __init__(self, prefix: str, command: str, env: dict, cwd: Path) -> None:
+        self.base = ["tmux", "-L", f"{prefix}-{uuid.uuid4().hex[:8]}", "-f", "/dev/null"]
+        self.command, self.env, self.cwd = command, env, cwd
+
+    def __enter__(self) -> "_Tmux":
+        self.run("new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "sh", "-c", self.command,
+                 env=self.env, cwd=self.cwd)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        subprocess.run([*self.base, "kill-server"], capture_output=True)
+
+    def run(self, *args: str, **kwargs) -> None:
+        subprocess.run([*self.base, *args], check=True, **kwargs)
+
+    def screen(self) -> str:
+        return subprocess.run([*self.base, "capture-pane", "-p", "-t", "t"], capture_output=True,
+                              text=True).stdout
+
+
 @pytest.mark.slow
 @needs_tmux
 @pytest.mark.parametrize("how", ["kill-session", "kill-pane"])
 def test_closing_the_tmux_session_removes_the_demo_home(tmp_path, how):
     tmp = tmp_path / "tmp"
     env = _demo_env(tmp)
-    socket = f"cw-hup-{uuid.uuid4().hex[:8]}"
     status = tmp_path / "status"
     # The shell around it says how codexwatch ended (it survives a kill-session only long
     # enough when it ignores SIGHUP itself: trap).
     script = (f"trap '' HUP; {sys.executable} -m codexwatch --demo --no-bell --no-notify; "
               f"echo $? > {status}")
-    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
-    subprocess.run([*tmux, "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "sh", "-c", script],
-                   check=True, env=env, cwd=tmp_path)
-    try:
-        def painted() -> bool:
-            out = subprocess.run([*tmux, "capture-pane", "-p", "-t", "t"], capture_output=True, text=True)
-            return _header_painted(out.stdout) and bool(_demo_homes(tmp))
-
-        _wait(painted, what="the demo painted")
-        target = ["kill-session", "-t", "t"] if how == "kill-session" else ["kill-pane", "-t", "t"]
-        subprocess.run([*tmux, *target], check=True)
+    with _Tmux("cw-hup", script, env, tmp_path) as tmux:
+        _wait(lambda: _header_painted(tmux.screen()) and bool(_demo_homes(tmp)), what="the demo painted")
+        tmux.run("kill-session" if how == "kill-session" else "kill-pane", "-t", "t")
         _wait(lambda: status.exists() and status.read_text().strip() != "", 15, "codexwatch ended")
         assert status.read_text().strip() == str(128 + signal.SIGHUP)
         assert _demo_homes(tmp) == []
-    finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True)
 
 
 @pytest.mark.slow
@@ -123,32 +135,21 @@ def test_closing_the_tmux_session_removes_the_demo_home(tmp_path, how):
 def test_sigterm_in_tmux_restores_the_terminal_and_removes_the_demo_home(tmp_path):
     tmp = tmp_path / "tmp"
     env = _demo_env(tmp)
-    socket = f"cw-term-{uuid.uuid4().hex[:8]}"
     after = tmp_path / "after"
     pidfile = tmp_path / "pid"
     script = (f"echo $$ > {pidfile}; exec {sys.executable} -c 'import os, sys; "
               f"sys.argv = [\"codexwatch\", \"--demo\", \"--no-bell\", \"--no-notify\"]; "
               f"from codexwatch.cli import entry; entry()'")
     outer = f"sh -c {_quote(script)}; echo code=$? > {after}; stty -a >> {after}; sleep 60"
-    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
-    subprocess.run([*tmux, "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "sh", "-c", outer],
-                   check=True, env=env, cwd=tmp_path)
-    try:
-        def painted() -> bool:
-            out = subprocess.run([*tmux, "capture-pane", "-p", "-t", "t"], capture_output=True, text=True)
-            return _header_painted(out.stdout) and pidfile.exists()
-
-        _wait(painted, what="the demo painted")
+    with _Tmux("cw-term", outer, env, tmp_path) as tmux:
+        _wait(lambda: _header_painted(tmux.screen()) and pidfile.exists(), what="the demo painted")
         os.kill(int(pidfile.read_text()), signal.SIGTERM)
         _wait(lambda: after.exists() and "speed" in after.read_text(), 15, "codexwatch ended")
         text = after.read_text()
         assert "code=143" in text
         assert " icanon" in text and " echo " in text  # cooked mode again, echo on
-        screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", "t"], capture_output=True, text=True).stdout
-        assert not _header_painted(screen)  # the shell's own screen again, not the app's alternate one
+        assert not _header_painted(tmux.screen())  # the shell's own screen again, not the app's alternate one
         assert _demo_homes(tmp) == []
-    finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True)
 
 
 def _quote(text: str) -> str:
