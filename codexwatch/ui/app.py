@@ -22,6 +22,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.signal import Signal
+from textual.timer import Timer
 
 from codexwatch.core.models import Clock, FileHealth, StatusSnapshot, Turn
 from codexwatch.core.status import DEFAULT_PAGE_URL
@@ -32,7 +33,10 @@ from codexwatch.ui.themes import THEMES
 from codexwatch.ui.view import DashboardView, Loading, ViewUpdate, build_dashboard
 
 REFRESH_S = 0.2  # at most 5 view builds a second, whatever the log volume
-CLOCK_TICK_S = 1.0  # countdowns and ages move once a second
+# Countdowns and ages move once a second: the app's only regular wake-up (a build that has
+# to wait for the builder's rest sets a timer of its own; an idle app wakes as little as it
+# can: every wake-up is CPU).
+CLOCK_TICK_S = 1.0
 # Recomputing everything (statistics and advice over every turn) is for when something
 # changed; with nothing new, only the advice's wording ages, and in minutes unless the user
 # is in an episode with a back-off counting down.
@@ -120,6 +124,7 @@ class CodexWatchApp(App):
         self._building = False  # a build is in flight: at most one
         self._next_build = 0.0  # monotonic: no build starts before
         self._urgent = False  # the loaded history's first view: built without the rest
+        self._build_timer: Timer | None = None  # a build waiting for the builder's rest
         self._last_build = 0.0
         self._build_seconds = 0.0  # how long the last build took
         self._last_show = 0.0
@@ -149,7 +154,8 @@ class CodexWatchApp(App):
             self.notify(f"Unknown theme {self.config.theme!r}; using textual-dark.", severity="warning")
         self._astop = asyncio.Event()
         self._status_wake = asyncio.Event()
-        self.set_interval(REFRESH_S, self._tick)
+        self.set_interval(CLOCK_TICK_S, self._tick)
+        self._start_build()  # the first view (loading, or empty) at once, not at the first tick
         if self.home_problem:
             from codexwatch.ui.screens.firstrun import FirstRunScreen
 
@@ -211,7 +217,7 @@ class CodexWatchApp(App):
         """Read the history again (after the first-run screen, once Codex wrote something)."""
         self.home_problem = None
         self.loading = Loading(finished=False)
-        self._dirty = True
+        self._request_view()
         self._load(*self._take_helpers())
 
     @work(exclusive=True, group="follow", exit_on_error=False, description="Following sessions")
@@ -303,7 +309,7 @@ class CodexWatchApp(App):
     @on(msg.HistoryProgress)
     def _progress(self, message: msg.HistoryProgress) -> None:
         self.loading = Loading(message.done, message.total, finished=False)
-        self._dirty = True  # the next tick builds: progress comes many times a second
+        self._request_view()  # at the builder's pace: progress comes many times a second
 
     @on(msg.HistoryLoaded)
     def _loaded(self, message: msg.HistoryLoaded) -> None:
@@ -326,7 +332,7 @@ class CodexWatchApp(App):
     def _failed(self, message: msg.HistoryFailed) -> None:
         self.loading = Loading(finished=True, error=message.error)
         self.notify(message.error, title="Could not read the Codex history", severity="error", markup=False)
-        self._dirty = True
+        self._request_view()
 
     @on(msg.TurnsChanged)
     def _turns_changed(self, message: msg.TurnsChanged) -> None:
@@ -352,10 +358,7 @@ class CodexWatchApp(App):
         self._publish(rebuilt=True)
         if message.view.header.loading.finished:
             self._start_following()
-        if self._dirty and self._urgent:
-            self._start_build()
-        elif self._dirty:
-            self.set_timer(max(0.0, self._next_build - time.monotonic()), self._start_build)
+        self._start_build()  # what changed meanwhile: now if urgent, else after the rest
 
     def _start_following(self) -> None:
         """Follow the loaded history, once its view is painted (or could not be built)."""
@@ -388,21 +391,23 @@ class CodexWatchApp(App):
     def _status(self, message: msg.StatusUpdated) -> None:
         self.snapshot = message.snapshot
         self._announce_incidents(message.snapshot)
-        self._dirty = True
+        self._request_view()
 
     # --- refresh -----------------------------------------------------------------------
 
     def _tick(self) -> None:
-        """Every REFRESH_S: build the view if something changed (or the advice's wording has
-        aged), else move the clock of the view shown once a second."""
+        """Every CLOCK_TICK_S: build the view if the advice's wording has aged (or a build
+        waits), else move the clock of the view shown."""
         if not self.is_running:
             return  # shutting down: the screens' widgets go before the refresh timer does
-        stale = self.config.clock_tick and time.monotonic() - self._last_build >= self._rebuild_every()
-        if stale:
+        # Half a tick of slack: a build ends a little after the tick that started it, and
+        # "every second" must not become every other one.
+        now, slack = time.monotonic(), CLOCK_TICK_S / 2
+        if self.config.clock_tick and now - self._last_build >= self._rebuild_every() - slack:
             self._dirty = True
         if self._dirty:
             self._start_build()
-        elif self.config.clock_tick and time.monotonic() - self._last_show >= CLOCK_TICK_S:
+        elif self.config.clock_tick and now - self._last_show >= slack:
             self._publish(rebuilt=False)
 
     def _request_view(self) -> None:
@@ -412,13 +417,21 @@ class CodexWatchApp(App):
         self._start_build()
 
     def _start_build(self) -> None:
-        if (not self._dirty or self._building or not self.is_running
-                or (time.monotonic() < self._next_build and not self._urgent)):
-            return  # nothing new, or ViewBuilt or the next tick starts it
+        if not self._dirty or self._building or not self.is_running:
+            return  # nothing new, or ViewBuilt starts it
+        resting = self._next_build - time.monotonic()
+        if resting > 0 and not self._urgent:
+            if self._build_timer is None:  # one is enough: it builds the newest facts
+                self._build_timer = self.set_timer(resting, self._rested)
+            return
         self._dirty = False
         self._urgent = False
         self._building = True
         self._build_view(self.clock(), any(isinstance(s, TriageScreen) for s in self.screen_stack))
+
+    def _rested(self) -> None:
+        self._build_timer = None
+        self._start_build()
 
     def _publish(self, rebuilt: bool) -> None:
         if self.view is None:
