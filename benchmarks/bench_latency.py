@@ -18,7 +18,7 @@ Median and p90 over the repeats; target median < 250 ms. `--no-events`: no file 
 all (`WATCHFILES_FORCE_POLLING=1`, which the follower takes as "poll, boundedly"), as on
 macOS, where appends through a file Codex keeps open are not reported: the new file is
 found by the follower's folder scan (every 2 s: before the timing starts), the append by
-its size check of the hot files (every 0.25 s). Writes benchmarks/out/results-latency.json.
+its size check of the hot files (every 0.1 s). Writes benchmarks/out/results-latency.json.
 """
 
 from __future__ import annotations
