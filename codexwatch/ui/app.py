@@ -375,6 +375,7 @@ class CodexWatchApp(App):
         self._building = False
         self._next_build = time.monotonic() + REFRESH_S
         self.notify(message.error, title="Could not build the view", severity="error", markup=False)
+        self._start_build()  # what changed meanwhile, after the rest, as after a build
 
     @on(msg.ReloadHistory)
     def _reload(self) -> None:
