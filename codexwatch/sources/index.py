@@ -3,8 +3,9 @@ what changed.
 
 One SQLite file per Codex home in the user's cache directory (never inside the Codex home).
 A row per folder of rollouts (Codex makes one per day) holds the states of its files' readers
-(offsets, counts, turns) as one marshal blob: a few hundred rows load several times faster
-than a row per file, since marshal shares the strings repeated within a blob. Beside it, a
+(offsets, counts, turns), each a marshal blob (RolloutReader.state_blob: a file read by a
+helper process arrives as one, and is stored as it came), in one marshal blob: a few hundred
+rows load several times faster than a row per file. Beside it, a
 small blob says what each file was when read (offset, mtime, identity): a start looks at all
 of those first, to know what to read again, and then takes the states a folder at a time, so
 a history need not be held whole. Saving a file rewrites its folder's row. The index is only
@@ -30,7 +31,7 @@ from codexwatch.core import classify, context, models, parse, stats, turns, usag
 from codexwatch.sources import reader as reader_module
 from codexwatch.sources.reader import RolloutReader
 
-SCHEMA = 3
+SCHEMA = 4
 BUSY_WAIT_S = 2.0  # how long to wait for another process that holds the index locked
 
 
@@ -164,9 +165,9 @@ class IndexCache:
             self.close()  # no connection is carried into the helper processes forked next
         return out
 
-    def folder(self, folder: str) -> dict[str, dict]:
+    def folder(self, folder: str) -> dict[str, bytes]:
         """The reader states of one folder's files, by path ({} if the row does not load):
-        each becomes a reader through RolloutReader.from_state."""
+        each becomes a reader through RolloutReader.from_blob."""
         if self.off:
             return {}
         try:
@@ -245,11 +246,13 @@ class IndexCache:
 
         def rewrite(conn: sqlite3.Connection) -> None:
             for folder in folders:
-                states = self._pack(conn, folder)
-                states.update((r.path, r.export_state()) for r in changed.get(folder, ()))
+                files, states = self._pack(conn, folder)
+                for r in changed.get(folder, ()):
+                    states[r.path] = r.state_blob()
+                    files[r.path] = (r.offset, r.mtime, r.identity)
                 for path in gone.get(folder, ()):
                     states.pop(path, None)
-                files = {path: (st["offset"], st["mtime"], st["identity"]) for path, st in states.items()}
+                    files.pop(path, None)
                 conn.execute("INSERT OR REPLACE INTO packs VALUES (?, ?, ?)",
                              (folder, marshal.dumps(files), marshal.dumps(states)))
 
@@ -285,13 +288,16 @@ class IndexCache:
         conn.execute("COMMIT")
 
     @staticmethod
-    def _pack(conn: sqlite3.Connection, folder: str) -> dict:
-        row = conn.execute("SELECT states FROM packs WHERE folder = ?", (folder,)).fetchone()
+    def _pack(conn: sqlite3.Connection, folder: str) -> tuple[dict, dict]:
+        """A folder's row as it stands: (files, states), each by path."""
+        row = conn.execute("SELECT files, states FROM packs WHERE folder = ?", (folder,)).fetchone()
         try:
-            states = marshal.loads(row[0]) if row is not None else {}
+            files, states = map(marshal.loads, row) if row is not None else ({}, {})
         except (EOFError, ValueError, TypeError):
-            return {}  # a row that does not load is replaced
-        return states if isinstance(states, dict) else {}
+            return {}, {}  # a row that does not load is replaced
+        if not (isinstance(files, dict) and isinstance(states, dict) and files.keys() == states.keys()):
+            return {}, {}
+        return files, states
 
     def close(self) -> None:
         if self._conn is not None:
@@ -319,7 +325,7 @@ class FolderRows:
             self.states[folder] = self.index.folder(folder)
         state = self.states[folder].pop(path, None)
         try:
-            return RolloutReader.from_state(state) if state is not None else None
+            return RolloutReader.from_blob(state) if state is not None else None
         except Exception:  # noqa: BLE001 - a bad state only costs a re-read of its file
             self.index.problem = "some index rows did not load; those files were read again"
             return None

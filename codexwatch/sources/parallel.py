@@ -62,7 +62,7 @@ def _help(inbox: int, out: int) -> None:
         ticket, jobs = marshal.loads(blob)
         readers = read_jobs([ReadJob(*job) for job in jobs], whole)
         # Plain values through marshal cross the process boundary far faster than pickles.
-        _send(out, marshal.dumps((ticket, [r.export_state() for r in readers])))
+        _send(out, marshal.dumps((ticket, [r.state_blob() for r in readers])))
 
 
 def _framed(blob: bytes) -> memoryview:
@@ -146,8 +146,8 @@ class _Helper:
     def take(self) -> tuple[int, list[RolloutReader]]:
         """The next batch read; raises if the helper is gone or sent what does not load."""
         blob = self.sent.pop(0) if self.sent else self._next()
-        ticket, states = marshal.loads(blob)
-        readers = [RolloutReader.from_state(state) for state in states]
+        ticket, blobs = marshal.loads(blob)
+        readers = [RolloutReader.from_blob(state) for state in blobs]
         self.holding.remove(ticket)
         return ticket, readers
 

@@ -8,6 +8,7 @@ without ever being held whole in memory.
 
 from __future__ import annotations
 
+import marshal
 import os
 import stat
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ class RolloutReader:
         self.error: str | None = None
         self.skimmed = False  # the first read visited only turn boundaries
         self.settled = False  # only the turns are kept: any change means reading anew
+        self._blob: bytes | None = None  # state_blob(), while it holds
 
     def export_state(self) -> dict:
         return {
@@ -71,6 +73,26 @@ class RolloutReader:
             "counts": {name: getattr(self.counts, name) for name in P.LineCounts.__slots__},
             "assembler": self.assembler.export_state(),
         }
+
+    def state_blob(self) -> bytes:
+        """export_state(), marshalled: what crosses from a helper process and what the index
+        keeps. A settled reader's is made once and kept until it reads again: a first read
+        by a helper hands it to this process with the reader, and the index stores it as
+        it came instead of exporting the reader a second time."""
+        if self._blob is not None:
+            return self._blob
+        blob = marshal.dumps(self.export_state())
+        if self.settled:
+            self._blob = blob
+        return blob
+
+    @classmethod
+    def from_blob(cls, blob: bytes) -> "RolloutReader":
+        """The reader state_blob() gave."""
+        reader = cls.from_state(marshal.loads(blob))
+        if reader.settled:
+            reader._blob = blob
+        return reader
 
     @classmethod
     def from_state(cls, state: dict) -> "RolloutReader":
@@ -83,6 +105,7 @@ class RolloutReader:
         reader.identity = tuple(state["identity"]) if state["identity"] else None
         reader.counts = P.LineCounts(**state["counts"])
         reader.assembler = TurnAssembler.from_state(state["assembler"])
+        reader._blob = None
         return reader
 
     def read_new(self, whole: "WholeFileBuffer | None" = None, skim: bool = False,
@@ -90,6 +113,7 @@ class RolloutReader:
         """Read what was appended. `whole`: read a file seen for the first time in one go
         into this reusable buffer; `skim`: and visit only its turn boundaries (if it was
         last written before `quiet_before`, when given)."""
+        self._blob = None  # whatever this read finds (a new mtime, an error) is not in it
         try:
             # O_NONBLOCK: a FIFO put where the file was must not block the open until a writer
             # comes (it changes nothing for regular files).

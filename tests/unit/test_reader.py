@@ -338,6 +338,32 @@ def test_a_quiet_file_read_to_its_end_keeps_only_its_turns(tmp_path):
     assert fingerprint(restored.turns(NOW)) == fingerprint(whole.turns(NOW))
 
 
+def test_a_settled_reader_s_blob_is_made_once_and_no_longer_than_it_holds(tmp_path):
+    lines = TUI_171.read_bytes().splitlines(keepends=True)
+    ends = [i for i, line in enumerate(lines) if b'"type":"task_complete"' in line]
+    path = tmp_path / "quiet.jsonl"
+    path.write_bytes(b"".join(lines[:ends[1] + 1]))
+    reader = RolloutReader(str(path))
+    reader.read_new(WholeFileBuffer(), skim=True)
+    blob = reader.state_blob()
+    assert reader.state_blob() is blob  # a helper's reader and the index share it
+    taken = RolloutReader.from_blob(blob)
+    assert taken.state_blob() is blob
+    assert fingerprint(taken.turns(NOW)) == fingerprint(reader.turns(NOW))
+    # Touched (a new mtime, nothing appended): what the index stores says so.
+    os.utime(path, (NOW - 60, NOW - 60))
+    taken.read_new()
+    assert marshal.loads(taken.state_blob())["mtime"] == NOW - 60
+    # Gone: the error is in the state too.
+    path.unlink()
+    taken.read_new()
+    assert marshal.loads(taken.state_blob())["error"] == "file vanished"
+    # A reader still following its file (not settled) has its state made at each ask.
+    live = RolloutReader(str(TUI_171))
+    live.read_new()
+    assert not live.settled and live.state_blob() is not live.state_blob()
+
+
 def test_a_quiet_file_that_ends_in_an_open_turn_is_settled_with_that_turn_as_idle(tmp_path):
     # Quiet for a day: the turn is over, as an idle file's reading says; settled, it stays
     # so, as that reading would for as long as the file is not written again.
