@@ -121,6 +121,20 @@ class LineCounts:
     oversized: int = 0
     unknown_types: dict[str, int] = field(default_factory=dict)
 
+    def export(self) -> dict:
+        """Plain values (marshal-able); LineCounts(**them) is these counts again."""
+        return {name: getattr(self, name) for name in LineCounts.__slots__}
+
+    def add(self, other: "LineCounts") -> None:
+        """Another part of the same file's counts (read by another process), added."""
+        self.lines += other.lines
+        self.blank += other.blank
+        self.malformed += other.malformed
+        self.skimmed_bytes += other.skimmed_bytes
+        self.oversized += other.oversized
+        for name, n in other.unknown_types.items():
+            self.unknown_types[name] = self.unknown_types.get(name, 0) + n
+
 
 def last_line_time(buf, pos: int) -> tuple:
     match = _HEADER.match(buf, pos, pos + HEADER_BYTES)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterator
 
 from codexwatch.sources.listing import RolloutFile, find_rollouts
-from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
+from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, line_starts, read_jobs
 
 # A batch's bytes: 4 MiB made batches of 120 small sessions when their sizes were known
 # (a window, not `all`), and the two processes waited on each other a quarter longer.
@@ -37,6 +37,10 @@ BATCH_BYTES = 2 << 20
 # small sessions (`codex exec` from scripts, 34 KB each) made 2,000 batches a GiB
 BATCH_FILES = 64
 PARALLEL_MIN_BYTES = 64 << 20  # below this, starting processes costs more than it saves
+# A file too large to read whole, among few others, is cut into parts of about this many
+# bytes, read by this process and the helpers at once.
+PART_BYTES = 16 << 20
+_BATCH, _PART = 0, 1  # the two kinds of work a helper is given
 _LENGTH = 8  # bytes of the length before each message
 _AHEAD = 8  # batches read ahead of the one awaited, at most: what waits costs memory
 _IN_FLIGHT = 4  # batches a helper holds at a time: enough to read on while this process is busy
@@ -55,14 +59,26 @@ def _batches(jobs: list[ReadJob]) -> list[list[ReadJob]]:
 
 
 def _help(inbox: int, out: int) -> None:
-    """A helper process: read each batch it is sent and send its readers back, until its
-    inbox closes."""
+    """A helper process: do each piece of work it is sent (a batch of files: their readers;
+    a part of a large file: its records) and send what it made back, until its inbox
+    closes."""
     whole = WholeFileBuffer()
     while (blob := _receive(inbox)) is not None:
-        ticket, jobs = marshal.loads(blob)
-        readers = read_jobs([ReadJob(*job) for job in jobs], whole)
+        ticket, work = marshal.loads(blob)
+        if work[0] == _PART:
+            made = _read_part(whole, *work[1:])
+        else:
+            made = [r.state_blob() for r in read_jobs([ReadJob(*job) for job in work[1]], whole)]
         # Plain values through marshal cross the process boundary far faster than pickles.
-        _send(out, marshal.dumps((ticket, [r.state_blob() for r in readers])))
+        _send(out, marshal.dumps((ticket, made)))
+
+
+def _read_part(whole: WholeFileBuffer, path: str, start: int, stop: int) -> tuple:
+    """A part of a large file, read here for the process that reads the rest: (its
+    records, its counts, whether it was read whole from the file that process reads)."""
+    part = RolloutReader(path)
+    records = part.read_part(whole, start, stop)
+    return records, part.counts.export(), (part.identity, part.offset, part.error)
 
 
 def _framed(blob: bytes) -> memoryview:
@@ -121,10 +137,10 @@ class _Helper:
         self.holding: list[int] = []
         self.sent: list[bytes] = []  # batches read, taken in while giving
 
-    def give(self, ticket: int, batch: list[ReadJob]) -> None:
+    def give(self, ticket: int, work: tuple) -> None:
         """Raises OSError if the helper is gone."""
         self.holding.append(ticket)
-        data = _framed(marshal.dumps((ticket, [tuple(job) for job in batch])))
+        data = _framed(marshal.dumps((ticket, work)))
         while data:
             try:
                 data = data[os.write(self.inbox, data):]
@@ -143,13 +159,13 @@ class _Helper:
             raise EOFError("helper gone")
         return blob
 
-    def take(self) -> tuple[int, list[RolloutReader]]:
-        """The next batch read; raises if the helper is gone or sent what does not load."""
+    def take(self) -> tuple[int, object]:
+        """The next piece of work done: (its ticket, what was made); raises if the helper
+        is gone or sent what does not load."""
         blob = self.sent.pop(0) if self.sent else self._next()
-        ticket, blobs = marshal.loads(blob)
-        readers = [RolloutReader.from_blob(state) for state in blobs]
+        ticket, made = marshal.loads(blob)
         self.holding.remove(ticket)
-        return ticket, readers
+        return ticket, made
 
     def end(self, stop: bool = False) -> None:
         os.close(self.inbox)  # read to its end, the helper's inbox says: no more
@@ -184,9 +200,20 @@ class Crew:
     def read_in_order(self, jobs: list[ReadJob], whole: WholeFileBuffer) -> Iterator[RolloutReader]:
         """Every job's reader, in the order of `jobs`."""
         batches = _batches(jobs)
-        if len(batches) < 2 or not self._staffed():
+        if len(batches) < 2:
+            return self._few(jobs, whole)
+        if not self._staffed():
             return read_jobs(jobs, whole)
         return _Round(self, batches, whole).readers()
+
+    def _few(self, jobs: list[ReadJob], whole: WholeFileBuffer) -> Iterator[RolloutReader]:
+        """Too few files to share out: each read here, but a file too large to read whole
+        (a TUI thread kept open for days) read by the crew, a part each."""
+        for job in jobs:
+            if job.size is not None and job.size > whole.limit and self._staffed():
+                yield _Parts(self, job, whole).read()
+            else:
+                yield from read_jobs([job], whole)
 
     def _staffed(self) -> bool:
         if not self.started:
@@ -260,14 +287,15 @@ class _Round:
                 self.given[self.crew.tickets] = (self.next, helper)
                 self.next += 1
                 try:
-                    helper.give(self.crew.tickets, self.batches[self.next - 1])
+                    helper.give(self.crew.tickets, (_BATCH, [tuple(job) for job in self.batches[self.next - 1]]))
                 except (OSError, EOFError):
                     self._lose(helper)
                     break
 
     def _take(self, helper: _Helper) -> None:
         try:
-            ticket, readers = helper.take()
+            ticket, blobs = helper.take()
+            readers = [RolloutReader.from_blob(blob) for blob in blobs]
         except Exception:  # noqa: BLE001 - whatever a broken helper did or sent
             self._lose(helper)
             return
@@ -280,6 +308,80 @@ class _Round:
         for ticket in [t for t, (_, h) in self.given.items() if h is helper]:
             del self.given[ticket]
         self.crew.lose(helper)
+
+
+_PARTS_HELD = 2  # parts a helper holds at a time: one to read, one waiting
+
+
+class _Parts:
+    """One large file read by a crew: cut where lines start into parts, given out in turn
+    (one to this process, then two to each helper: this process also takes in what they
+    read), and taken in order by one reader, as if it had read them all. A part a helper
+    could not read whole (the file changed, the helper failed) is read here."""
+
+    def __init__(self, crew: Crew, job: ReadJob, whole: WholeFileBuffer) -> None:
+        self.crew, self.whole = crew, whole
+        self.reader = RolloutReader(job.path)
+        starts = line_starts(job.path, job.size, PART_BYTES)
+        self.parts = list(zip([0, *starts], [*starts, None]))  # the last one to the end
+        self.rota = [None, *(h for h in crew.helpers for _ in range(2))]  # who reads which part
+        self.given: dict[int, tuple[int, _Helper]] = {}  # part -> (ticket, helper)
+        self.next = 1  # the first part not yet given out or passed over
+
+    def read(self) -> RolloutReader:
+        try:
+            for number, (start, stop) in enumerate(self.parts):
+                self._give(number)
+                held = self.given.pop(number, None)
+                if held is None or not self._take(number, *held):
+                    self.reader.read_new(self.whole, until=stop)
+                self.next = max(self.next, number + 1)
+        finally:
+            for _, helper in list(self.given.values()):  # left early: what helpers hold is dropped
+                if helper in self.crew.helpers:
+                    self.crew.lose(helper)
+        return self.reader
+
+    def _give(self, number: int) -> None:
+        """Give helpers the parts theirs from here on, in order, as many as they can hold."""
+        last = len(self.parts) - 1  # read here: it goes to the end, however far that is now
+        while self.next < last:
+            helper = self.rota[self.next % len(self.rota)]
+            if helper in self.crew.helpers:  # else this process's part (or a lost helper's)
+                if len(helper.holding) >= _PARTS_HELD:
+                    return  # the part waits its turn
+                self.crew.tickets += 1
+                start, stop = self.parts[self.next]
+                try:
+                    helper.give(self.crew.tickets, (_PART, self.reader.path, start, stop))
+                except (OSError, EOFError):
+                    self._lose(helper)
+                    return
+                self.given[self.next] = (self.crew.tickets, helper)
+            self.next += 1
+
+    def _take(self, number: int, ticket: int, helper: _Helper) -> bool:
+        """Take in the part a helper read; False if it is to be read here after all."""
+        try:
+            got, (records, counts, (identity, offset, error)) = helper.take()
+            if got != ticket:
+                raise ValueError("a part out of turn")
+        except Exception:  # noqa: BLE001 - whatever a broken helper did or sent
+            self._lose(helper)
+            return False
+        reader, (start, stop) = self.reader, self.parts[number]
+        if (error is None and offset == stop and tuple(identity or ()) == reader.identity
+                and reader.offset == start and reader.error is None
+                and not reader.pending and reader.skipping_head is None):
+            reader.take_part(records, counts, stop)
+            return True
+        return False
+
+    def _lose(self, helper: _Helper) -> None:
+        for number in [n for n, (_, h) in self.given.items() if h is helper]:
+            del self.given[number]
+        if helper in self.crew.helpers:
+            self.crew.lose(helper)
 
 
 def read_in_order(jobs: list[ReadJob], workers: int,
@@ -364,6 +466,13 @@ def _stop(pid: int) -> None:
         pass
 
 
+def _size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
 def default_workers() -> int:
     """How many processes read a large history when helpers are wanted (codexwatch's own
     headless commands): this one and a helper, on a machine with two cores or more."""
@@ -375,6 +484,8 @@ def read_new(jobs: list[ReadJob], workers: int, whole: WholeFileBuffer,
     """Every job's reader, in the order of `jobs`: by `workers` processes when there are
     that many and the jobs weigh enough to pay for them (with `crew`'s helpers, if given;
     else helpers just for these), else here."""
+    if workers > 1 and len(jobs) < BATCH_FILES:  # few files: which are large is worth a look
+        jobs = [job if job.size is not None else job._replace(size=_size(job.path)) for job in jobs]
     if workers > 1 and sum(job.weight for job in jobs) >= PARALLEL_MIN_BYTES:
         if crew is not None:
             return crew.read_in_order(jobs, whole)

@@ -70,7 +70,7 @@ class RolloutReader:
             "identity": self.identity, "pending": self.pending,
             "skipping_head": self.skipping_head, "mtime": self.mtime, "error": self.error,
             "skimmed": self.skimmed, "settled": self.settled,
-            "counts": {name: getattr(self.counts, name) for name in P.LineCounts.__slots__},
+            "counts": self.counts.export(),
             "assembler": self.assembler.export_state(),
         }
 
@@ -109,10 +109,12 @@ class RolloutReader:
         return reader
 
     def read_new(self, whole: "WholeFileBuffer | None" = None, skim: bool = False,
-                 quiet_before: float | None = None) -> ReadResult:
+                 quiet_before: float | None = None, until: int | None = None) -> ReadResult:
         """Read what was appended. `whole`: read a file seen for the first time in one go
         into this reusable buffer; `skim`: and visit only its turn boundaries (if it was
-        last written before `quiet_before`, when given)."""
+        last written before `quiet_before`, when given). `until` (with `whole`): read no
+        further than this offset, where a line starts; another process reads on from
+        there (read_part, take_part)."""
         self._blob = None  # whatever this read finds (a new mtime, an error) is not in it
         try:
             # O_NONBLOCK: a FIFO put where the file was must not block the open until a writer
@@ -122,7 +124,7 @@ class RolloutReader:
             self.error = _describe(exc)
             return ReadResult(changed=False, restarted=False, error=self.error)
         try:
-            return self._read_fd(fd, whole, skim, quiet_before)
+            return self._read_fd(fd, whole, skim, quiet_before, until)
         except OSError as exc:
             self.error = _describe(exc)
             return ReadResult(changed=False, restarted=False, error=self.error)
@@ -130,7 +132,7 @@ class RolloutReader:
             os.close(fd)
 
     def _read_fd(self, fd: int, whole: "WholeFileBuffer | None", skim: bool,
-                 quiet_before: float | None) -> ReadResult:
+                 quiet_before: float | None, until: int | None) -> ReadResult:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device put where the file was
             self.error = "not a regular file"
@@ -149,7 +151,7 @@ class RolloutReader:
         if st.st_size == self.offset:
             return ReadResult(changed=restarted, restarted=restarted)
         lines_before = self.counts.lines
-        if self.offset == 0 and whole is not None and st.st_size <= whole.limit:
+        if self.offset == 0 and whole is not None and st.st_size <= whole.limit and until is None:
             quiet = skim and (quiet_before is None or st.st_mtime < quiet_before)
             self._read_whole(fd, st.st_size, whole, quiet)
             # A fresh mtime on old lines is a copied or restored file (rsync without -t, a
@@ -158,7 +160,7 @@ class RolloutReader:
                 self._settle()
             return ReadResult(changed=True, restarted=restarted)
         if whole is not None:  # a large first read: chunks into the reused buffer
-            self._read_chunks(fd, whole)
+            self._read_chunks(fd, whole, until, self.assembler.feed)
         else:
             os.lseek(fd, self.offset, os.SEEK_SET)
             while True:
@@ -199,22 +201,54 @@ class RolloutReader:
         else:
             self.pending = bytes(buf[consumed:length])
 
-    def _read_chunks(self, fd: int, whole: "WholeFileBuffer") -> None:
-        """From the offset to the end, a CHUNK at a time after what was pending, in `whole`'s
-        buffer: a fresh chunk each time would be fresh memory to fault in each time (a
-        third of reading a 300 MB session)."""
-        while True:
+    def _read_chunks(self, fd: int, whole: "WholeFileBuffer", until: int | None, feed) -> None:
+        """From the offset to the end (or `until`), a CHUNK at a time after what was
+        pending, in `whole`'s buffer: a fresh chunk each time would be fresh memory to
+        fault in each time (a third of reading a 300 MB session). Records go to `feed`."""
+        while until is None or self.offset < until:
             kept = len(self.pending)
-            buf = whole.fill(fd, CHUNK, at=self.offset, keep=self.pending)
+            size = CHUNK if until is None else min(CHUNK, until - self.offset)
+            buf = whole.fill(fd, size, at=self.offset, keep=self.pending)
             if whole.length == kept:
                 break
             self.offset += whole.length - kept
-            self._consume_buffer(buf, whole.length)
+            self._consume_buffer(buf, whole.length, feed)
+
+    def read_part(self, whole: "WholeFileBuffer", start: int, stop: int) -> list[tuple]:
+        """The records of the lines from `start` to `stop` (offsets where lines start), for
+        the reader that reads the rest of the file (take_part): a file too large to read
+        whole is read by several processes at once, a part each. This reader keeps only
+        what says how it went: its counts, identity, offset (`stop` if all was read) and
+        error."""
+        records: list[tuple] = []
+        self.offset = start
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError as exc:
+            self.error = _describe(exc)
+            return records
+        try:
+            st = os.fstat(fd)
+            self.identity = (st.st_dev, st.st_ino)
+            self._read_chunks(fd, whole, stop, records.extend)
+        except OSError as exc:
+            self.error = _describe(exc)
+        finally:
+            os.close(fd)
+        return records
+
+    def take_part(self, records: list[tuple], counts: dict, stop: int) -> None:
+        """A part read elsewhere (read_part: its records and exported counts) from this
+        reader's offset to `stop`, taken as if read here."""
+        self._blob = None
+        self.assembler.feed(records)
+        self.counts.add(P.LineCounts(**counts))
+        self.offset = stop
 
     def _consume(self, chunk: bytes) -> None:
-        self._consume_buffer(self.pending + chunk if self.pending else chunk, None)
+        self._consume_buffer(self.pending + chunk if self.pending else chunk, None, self.assembler.feed)
 
-    def _consume_buffer(self, buf, length: int | None) -> None:
+    def _consume_buffer(self, buf, length: int | None, feed) -> None:
         """What is pending and what was read since, buf[:length] (all of it: None)."""
         length = len(buf) if length is None else length
         start = 0
@@ -227,11 +261,11 @@ class RolloutReader:
             self.counts.lines += 1  # as scan counts an oversized line read in one piece
             rec = P.parse_line(head, 0, len(head), self.counts, oversized=True)
             if rec is not None:
-                self.assembler.feed([rec])
+                feed([rec])
             start = newline + 1
         records, consumed = P.scan(buf, start, self.counts, self.max_line, length)
         if records:
-            self.assembler.feed(records)
+            feed(records)
         self._keep_tail(buf, consumed, length)
 
     def turns(self, now: float) -> list[Turn]:
@@ -281,6 +315,37 @@ def read_jobs(jobs: Iterable[ReadJob], whole: "WholeFileBuffer | None" = None) -
         reader = RolloutReader(job.path)
         reader.read_new(whole, job.skim, job.quiet_before)
         yield reader
+
+
+def line_starts(path: str, size: int, every: int) -> list[int]:
+    """Offsets in the file's first `size` bytes where a line starts, about `every` bytes
+    apart, the first past `every`: where a large file is cut into parts. A line longer
+    than `every` merges two parts. [] if the file cannot be read."""
+    starts: list[int] = []
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return starts
+    try:
+        for aim in range(every, size, every):
+            if starts and starts[-1] >= aim:  # a long line reached past this aim
+                continue
+            at = aim - 1  # where the line before ends, if one starts at the aim
+            while at < min(size, aim + every):
+                window = os.pread(fd, 64 << 10, at)
+                newline = window.find(b"\n")
+                if newline >= 0 or not window:
+                    break
+                at += len(window)
+            else:
+                continue
+            if newline >= 0 and at + newline + 1 < size:
+                starts.append(at + newline + 1)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    return starts
 
 
 class WholeFileBuffer:

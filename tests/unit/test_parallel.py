@@ -253,3 +253,72 @@ def test_the_first_read_takes_the_listing_made_before_and_ends_one_it_cannot_use
     load_history(tmp_path, None, NOW, use_cache=False, fold=StatsFold(NOW),
                  listing=parallel.Listing(tmp_path, stat=False))
     assert _no_child_left()
+
+
+def _large_file(tmp_path) -> ReadJob:
+    """A TUI thread kept open for days: a real 0.171 session's turns over and over, with
+    lines that are blank, broken or of an unknown type among them."""
+    lines = next((REAL_CLI / "tui-0.171.0").rglob("rollout-*.jsonl")).read_bytes().splitlines(keepends=True)
+    odd = [b"\n", b'{"timestamp":"2026-01-01T00:00:00.000Z","type":"brand_new_kind","payload":{}}\n',
+           b'{"broken\n']
+    body = b"".join(lines[1:])
+    path = tmp_path / "rollout-2026-01-01T00-00-00-large.jsonl"
+    path.write_bytes(lines[0] + b"".join(body + odd[i % 3] for i in range(40)))
+    return ReadJob(str(path), True, path.stat().st_size)
+
+
+def _as_one_reads_it(job: ReadJob):
+    from codexwatch.sources.reader import RolloutReader
+
+    reader = RolloutReader(job.path)
+    reader.read_new()
+    return reader
+
+
+def _everything(reader) -> tuple:
+    from codexwatch.core.turns import turn_to_row
+
+    return reader.offset, reader.pending, reader.health(), [turn_to_row(t) for t in reader.turns(NOW)]
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_large_file_read_in_parts_by_the_crew_is_the_file_read_by_one(monkeypatch, tmp_path, workers):
+    job = _large_file(tmp_path)
+    monkeypatch.setattr(parallel, "PART_BYTES", job.size // 11)
+    given = []
+    give = parallel._Helper.give
+    monkeypatch.setattr(parallel._Helper, "give", lambda self, ticket, work: given.append(work[0]) or give(self, ticket, work))
+    [reader] = parallel.read_in_order([job], workers, parallel.WholeFileBuffer(limit=job.size // 2))
+    assert given.count(parallel._PART) >= 7  # of the 11 parts, this process reads 4 at most
+    assert reader.counts.unknown_types == {"brand_new_kind": 13}
+    assert _everything(reader) == _everything(_as_one_reads_it(job))
+
+
+@pytest.mark.parametrize("helper", [_die_after_taking_a_batch, _send_garbage], ids=["dies", "sends garbage"])
+def test_a_helper_that_fails_on_a_part_of_a_large_file_loses_nothing(monkeypatch, tmp_path, helper):
+    job = _large_file(tmp_path)
+    monkeypatch.setattr(parallel, "PART_BYTES", job.size // 7)
+    monkeypatch.setattr(parallel, "_help", helper)
+    [reader] = parallel.read_in_order([job], 2, parallel.WholeFileBuffer(limit=job.size // 2))
+    assert _everything(reader) == _everything(_as_one_reads_it(job))
+
+
+def test_a_part_a_helper_did_not_read_to_its_end_is_read_here(monkeypatch, tmp_path):
+    # As when the file was cut short, or replaced, between the two processes' looks.
+    job = _large_file(tmp_path)
+    monkeypatch.setattr(parallel, "PART_BYTES", job.size // 7)
+    read_part = parallel._read_part
+    monkeypatch.setattr(parallel, "_read_part", lambda whole, path, start, stop: read_part(whole, path, start, stop - 1))
+    [reader] = parallel.read_in_order([job], 2, parallel.WholeFileBuffer(limit=job.size // 2))
+    assert _everything(reader) == _everything(_as_one_reads_it(job))
+
+
+def test_a_large_file_among_few_is_found_without_its_size_known(monkeypatch, tmp_path):
+    job = _large_file(tmp_path)._replace(size=None)  # a cold `all` does not look at files before reading
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parallel, "PART_BYTES", os.path.getsize(job.path) // 5)
+    parts = []
+    monkeypatch.setattr(parallel._Parts, "read", lambda self: parts.append(len(self.parts)) or self.reader)
+    whole = parallel.WholeFileBuffer(limit=os.path.getsize(job.path) // 2)
+    list(parallel.read_new([job], 2, whole))
+    assert parts and parts[0] >= 4

@@ -438,3 +438,15 @@ def test_a_copied_file_with_a_fresh_mtime_on_old_lines_is_settled(tmp_path):
     written_today = RolloutReader(str(copied))
     written_today.read_new(WholeFileBuffer(), skim=True, quiet_before=exact.assembler.last_ts - 1)
     assert not written_today.settled
+
+
+def test_a_large_file_is_cut_where_lines_start(tmp_path):
+    from codexwatch.sources.reader import line_starts
+
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(b"aaaa\n" + b"b" * 21 + b"\nc\n")
+    assert line_starts(str(path), 29, 3) == [5, 27]  # the long line merges the parts it spans
+    assert line_starts(str(path), 29, 10) == [27]
+    assert line_starts(str(path), 29, 100) == []
+    assert line_starts(str(path), 27, 10) == []  # no part starts at the end
+    assert line_starts(str(tmp_path / "gone.jsonl"), 29, 3) == []
