@@ -313,13 +313,20 @@ def test_usage_limit_reset_time_survives_a_restart(tmp_path):
     assert fingerprint(restored.turns(NOW)) == fingerprint(whole.turns(NOW))
 
 
-def test_a_quiet_file_read_to_its_end_keeps_only_its_turns(tmp_path):
+def _two_quiet_turns(tmp_path) -> tuple[Path, list[bytes], RolloutReader]:
+    """A real 0.171 session cut after its second turn (both over), read whole and
+    skimmed: -> (its path, the session's lines after the cut, the reader)."""
     lines = TUI_171.read_bytes().splitlines(keepends=True)
-    ends = [i for i, line in enumerate(lines) if b'"type":"task_complete"' in line]
+    cut = [i for i, line in enumerate(lines) if b'"type":"task_complete"' in line][1] + 1
     path = tmp_path / "quiet.jsonl"
-    path.write_bytes(b"".join(lines[:ends[1] + 1]))  # two turns, both over
+    path.write_bytes(b"".join(lines[:cut]))
     reader = RolloutReader(str(path))
     reader.read_new(WholeFileBuffer(), skim=True)
+    return path, lines[cut:], reader
+
+
+def test_a_quiet_file_read_to_its_end_keeps_only_its_turns(tmp_path):
+    path, rest, reader = _two_quiet_turns(tmp_path)
     exact = RolloutReader(str(path))
     exact.read_new()
     assert reader.settled and not exact.settled
@@ -331,7 +338,7 @@ def test_a_quiet_file_read_to_its_end_keeps_only_its_turns(tmp_path):
     assert fingerprint(restored.turns(NOW)) == fingerprint(exact.turns(NOW))
     # Written again after all (a resumed session): read anew from the start.
     with open(path, "ab") as out:
-        out.write(b"".join(lines[ends[1] + 1:]))
+        out.write(b"".join(rest))
     assert restored.read_new().restarted and not restored.settled
     whole = RolloutReader(str(TUI_171))
     whole.read_new()
@@ -339,12 +346,7 @@ def test_a_quiet_file_read_to_its_end_keeps_only_its_turns(tmp_path):
 
 
 def test_a_settled_reader_s_blob_is_made_once_and_no_longer_than_it_holds(tmp_path):
-    lines = TUI_171.read_bytes().splitlines(keepends=True)
-    ends = [i for i, line in enumerate(lines) if b'"type":"task_complete"' in line]
-    path = tmp_path / "quiet.jsonl"
-    path.write_bytes(b"".join(lines[:ends[1] + 1]))
-    reader = RolloutReader(str(path))
-    reader.read_new(WholeFileBuffer(), skim=True)
+    path, _, reader = _two_quiet_turns(tmp_path)
     blob = reader.state_blob()
     assert reader.state_blob() is blob  # a helper's reader and the index share it
     taken = RolloutReader.from_blob(blob)
