@@ -330,8 +330,8 @@ _PARTS_HELD = 2  # parts a helper holds at a time: one to read, one waiting
 class _Parts:
     """One large file read by a crew: cut where lines start into parts, given out in turn
     (one to this process, then one to each helper), and taken in order by one reader, as
-    if it had read them all. A part a helper
-    could not read whole (the file changed, the helper failed) is read here."""
+    if it had read them all. A part a helper could not read whole (the file changed, the
+    helper failed) is read here."""
 
     def __init__(self, crew: Crew, job: ReadJob, whole: WholeFileBuffer) -> None:
         self.crew, self.whole = crew, whole
@@ -339,8 +339,8 @@ class _Parts:
         starts = line_starts(job.path, job.size, PART_BYTES)
         self.parts = list(zip([0, *starts], [*starts, None]))  # the last one to the end
         # Who reads which part: this process one, then each helper one. This process also
-        # takes in every part (a sixth of a part's reading, each): with two for each
-        # helper it waited on them (giant: 0.51 s alternating, 0.58 s with two each).
+        # feeds every part's records to the reader; two parts to each helper for one here
+        # did no better (giant, measured).
         self.rota = [None, *crew.helpers]
         self.given: dict[int, tuple[int, _Helper]] = {}  # part -> (ticket, helper)
         self.next = 1  # the first part not yet given out or passed over
