@@ -116,6 +116,11 @@ class RolloutReader:
         further than this offset, where a line starts; another process reads on from
         there (read_part, take_part)."""
         self._blob = None  # whatever this read finds (a new mtime, an error) is not in it
+        return self._read(whole, skim, quiet_before, until, self.assembler.feed)
+
+    def _read(self, whole: "WholeFileBuffer | None", skim: bool, quiet_before: float | None,
+              until: int | None, feed) -> ReadResult:
+        """_read_fd on the file opened; what goes wrong is this reader's error."""
         try:
             # O_NONBLOCK: a FIFO put where the file was must not block the open until a writer
             # comes (it changes nothing for regular files).
@@ -124,7 +129,7 @@ class RolloutReader:
             self.error = _describe(exc)
             return ReadResult(changed=False, restarted=False, error=self.error)
         try:
-            return self._read_fd(fd, whole, skim, quiet_before, until)
+            return self._read_fd(fd, whole, skim, quiet_before, until, feed)
         except OSError as exc:
             self.error = _describe(exc)
             return ReadResult(changed=False, restarted=False, error=self.error)
@@ -132,7 +137,9 @@ class RolloutReader:
             os.close(fd)
 
     def _read_fd(self, fd: int, whole: "WholeFileBuffer | None", skim: bool,
-                 quiet_before: float | None, until: int | None) -> ReadResult:
+                 quiet_before: float | None, until: int | None, feed) -> ReadResult:
+        """Records of the lines read in chunks go to `feed` (the assembler's, but for a
+        part read for another reader: read_part)."""
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device put where the file was
             self.error = "not a regular file"
@@ -160,7 +167,7 @@ class RolloutReader:
                 self._settle()
             return ReadResult(changed=True, restarted=restarted)
         if whole is not None:  # a large first read: chunks into the reused buffer
-            self._read_chunks(fd, whole, until, self.assembler.feed)
+            self._read_chunks(fd, whole, until, feed)
         else:
             os.lseek(fd, self.offset, os.SEEK_SET)
             while True:
@@ -222,19 +229,7 @@ class RolloutReader:
         error."""
         records: list[tuple] = []
         self.offset = start
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError as exc:
-            self.error = _describe(exc)
-            return records
-        try:
-            st = os.fstat(fd)
-            self.identity = (st.st_dev, st.st_ino)
-            self._read_chunks(fd, whole, stop, records.extend)
-        except OSError as exc:
-            self.error = _describe(exc)
-        finally:
-            os.close(fd)
+        self._read(whole, False, None, stop, records.extend)
         return records
 
     def take_part(self, records: list[tuple], counts: dict, stop: int) -> None:
