@@ -241,9 +241,11 @@ class Crew:
         return bool(self.helpers)
 
     def lose(self, helper: _Helper) -> None:
-        """A helper that failed: stopped; what it held is read here."""
-        self.helpers.remove(helper)
-        helper.end(stop=True)
+        """A helper that failed: stopped (once; lost already, nothing); what it held is read
+        here."""
+        if helper in self.helpers:
+            self.helpers.remove(helper)
+            helper.end(stop=True)
 
     def close(self) -> None:
         for helper in self.helpers:
@@ -269,8 +271,7 @@ class _Round:
                 yield from self.done.pop(number)
         finally:
             for _, helper in list(self.given.values()):  # left early: what helpers hold is dropped
-                if helper in self.crew.helpers:
-                    self.crew.lose(helper)
+                self.crew.lose(helper)
 
     def _step(self, number: int) -> None:
         """Bring batch `number` nearer: give helpers work, take what they sent, read a
@@ -355,8 +356,7 @@ class _Parts:
                 self.next = max(self.next, number + 1)
         finally:
             for _, helper in list(self.given.values()):  # left early: what helpers hold is dropped
-                if helper in self.crew.helpers:
-                    self.crew.lose(helper)
+                self.crew.lose(helper)
         return self.reader
 
     def _give(self, number: int) -> None:
@@ -387,7 +387,7 @@ class _Parts:
             self._lose(helper)
             return False
         reader, (start, stop) = self.reader, self.parts[number]
-        if (error is None and offset == stop and tuple(identity or ()) == reader.identity
+        if (error is None and offset == stop and identity == reader.identity
                 and reader.offset == start and reader.error is None
                 and not reader.pending and reader.skipping_head is None):
             reader.take_part(records, counts, stop)
@@ -397,8 +397,7 @@ class _Parts:
     def _lose(self, helper: _Helper) -> None:
         for number in [n for n, (_, h) in self.given.items() if h is helper]:
             del self.given[number]
-        if helper in self.crew.helpers:
-            self.crew.lose(helper)
+        self.crew.lose(helper)
 
 
 def read_in_order(jobs: list[ReadJob], workers: int,
