@@ -126,14 +126,15 @@ class LineCounts:
         return {name: getattr(self, name) for name in LineCounts.__slots__}
 
     def add(self, other: "LineCounts") -> None:
-        """Another part of the same file's counts (read by another process), added."""
-        self.lines += other.lines
-        self.blank += other.blank
-        self.malformed += other.malformed
-        self.skimmed_bytes += other.skimmed_bytes
-        self.oversized += other.oversized
-        for name, n in other.unknown_types.items():
-            self.unknown_types[name] = self.unknown_types.get(name, 0) + n
+        """Another part of the same file's counts (read by another process), added: every
+        field, as export() gives them, so a new one is added too."""
+        for name in LineCounts.__slots__:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if isinstance(mine, dict):  # counts by name
+                for key, n in theirs.items():
+                    mine[key] = mine.get(key, 0) + n
+            else:
+                setattr(self, name, mine + theirs)
 
 
 def last_line_time(buf, pos: int) -> tuple:
