@@ -28,8 +28,8 @@ from codexwatch.sources import logdb, parallel, stored as stored_fold
 from codexwatch.sources.causes import LogCauses
 from codexwatch.sources.index import FolderRows, IndexCache, default_cache_dir, index_path
 from codexwatch.sources.listing import (  # noqa: F401 - also this module's names, as before
-    ROLLOUT_DIRS, RolloutFile, find_rollouts, home_problem, iter_rollouts, looked_at,
-    whole_folders,
+    ROLLOUT_DIRS, RolloutFile, file_size, find_rollouts, home_problem, iter_rollouts,
+    looked_at, whole_folders,
 )
 from codexwatch.sources.parallel import Crew, Listing, default_workers
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, read_jobs
@@ -284,7 +284,7 @@ class History:
     def grown_since_read(self) -> list[str]:
         """Files whose size differs from what was read: written to while nobody watched
         (between the first read and the start of following, say)."""
-        return [p for p, r in self.readers.items() if _size(p) != r.offset]
+        return [p for p, r in self.readers.items() if (file_size(p) or 0) != r.offset]
 
     def as_read(self) -> dict[str, tuple[int, float]]:
         """Every file listed at the load, as it was then (size, mtime): those read, and
@@ -343,13 +343,6 @@ def _gc_paused():
 
 _START = attrgetter("started_at")
 _AT = attrgetter("at")
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 def load_history(

@@ -104,4 +104,12 @@ def looked_at(f: RolloutFile) -> RolloutFile | None:
     return RolloutFile(f.path, st.st_size, st.st_mtime, (st.st_dev, st.st_ino))
 
 
+def file_size(path: str) -> int | None:
+    """A file's size now (None: gone, or not to be looked at)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
 _FIRST = itemgetter(0)

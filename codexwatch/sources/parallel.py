@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
-from codexwatch.sources.listing import RolloutFile, find_rollouts
+from codexwatch.sources.listing import RolloutFile, file_size, find_rollouts
 from codexwatch.sources.reader import ReadJob, RolloutReader, WholeFileBuffer, line_starts, read_jobs
 
 # A batch's bytes: 4 MiB made batches of 120 small sessions when their sizes were known
@@ -482,13 +482,6 @@ def _stop(pid: int) -> None:
         pass
 
 
-def _size(path: str) -> int | None:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
-
-
 def default_workers() -> int:
     """How many processes read a large history when helpers are wanted (codexwatch's own
     headless commands): this one and a helper, on a machine with two cores or more."""
@@ -501,7 +494,7 @@ def read_new(jobs: list[ReadJob], workers: int, whole: WholeFileBuffer,
     that many and the jobs weigh enough to pay for them (with `crew`'s helpers, if given;
     else helpers just for these), else here."""
     if workers > 1 and len(jobs) < BATCH_FILES:  # few files: which are large is worth a look
-        jobs = [job if job.size is not None else job._replace(size=_size(job.path)) for job in jobs]
+        jobs = [job if job.size is not None else job._replace(size=file_size(job.path)) for job in jobs]
     if workers > 1 and sum(job.weight for job in jobs) >= PARALLEL_MIN_BYTES:
         if crew is not None:
             return crew.read_in_order(jobs, whole)
