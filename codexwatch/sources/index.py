@@ -3,14 +3,14 @@ what changed.
 
 One SQLite file per Codex home in the user's cache directory (never inside the Codex home).
 A row per folder of rollouts (Codex makes one per day) holds the states of its files' readers
-(offsets, counts, turns), each a marshal blob (RolloutReader.state_blob: a file read by a
-helper process arrives as one, and is stored as it came), in one marshal blob: a few hundred
-rows load several times faster than a row per file. Beside it, a
-small blob says what each file was when read (offset, mtime, identity): a start looks at all
-of those first, to know what to read again, and then takes the states a folder at a time, so
-a history need not be held whole. Saving a file rewrites its folder's row. The index is only
-a cache: anything odd about it (another schema, another engine, a corrupt file, a row that
-does not load) means it is rebuilt, never trusted.
+(offsets, counts, turns): a blob of blobs, one per file (RolloutReader.state_blob: a file read
+by a helper process arrives as one, and is stored as it came); a few hundred rows load several
+times faster than a row per file. Beside it, a small blob says what each file was when read
+(offset, mtime, identity): a start looks at all of those first, to know what to read again,
+and then takes the states a folder at a time, so a history need not be held whole. Saving a
+file rewrites its folder's row. The index is only a cache: anything odd about it (another
+schema, another engine, a corrupt file, a row that does not load) means it is rebuilt, never
+trusted.
 """
 
 from __future__ import annotations
