@@ -336,7 +336,7 @@ def _side(f: Facts, b: Backoff | None) -> list[str]:
     out = []
     if f.cls in BACKOFF_CLASSES:
         out.append(backoff_line(f, b))
-    out += [line for line in (work_line(f), peak_hint(f.turns, f.now, f.tz)) if line]
+    out += [line for line in (work_line(f), peak_hint(f.turns, f.now, f.tz, f.week)) if line]
     n = concurrent_sessions(f.episode, f.turns, f.now)
     if n >= CONCURRENT_SESSIONS:
         out.append(f"{n} sessions were running when the failures began: run fewer tasks in "
@@ -377,16 +377,18 @@ def _quiet(snapshot: StatusSnapshot | None, episode: Episode | None, tz, turns: 
 
 def advise(episode: Episode | None, turns: list[Turn], snapshot: StatusSnapshot | None,
            now: float, tz: tzinfo | None = None, catalogue: Catalogue | None = None,
-           threshold: dict | None = FROM_TURNS) -> Advice:
+           threshold: dict | None = FROM_TURNS, week: dict | None = None) -> Advice:
     """One recommended action for `episode` (the current one, or None) at time `now`.
     `catalogue`: Codex's own model list (`models_cache.json`), when there is one.
     `threshold`: the context threshold of `turns`, when the caller's statistics found it
-    (StatsFold.context()); else it is found here."""
+    (StatsFold.context()); else it is found here. `week`: the hour-of-week grids
+    (StatsFold.hour_of_week()) of the turns of the last 7 days, when the caller has them;
+    else they are counted here."""
     if episode is None or not episode.failures or not episode.ongoing:
         adv = _quiet(snapshot, episode, tz, turns, now)
         adv.usage, adv.usage_session = newest(turns)
         return adv
-    f = facts(episode, turns, snapshot, now, tz, catalogue, threshold)
+    f = facts(episode, turns, snapshot, now, tz, catalogue, threshold, week)
     d = _decide(f)
     b = backoff_for(episode, now) if f.cls in BACKOFF_CLASSES else None
     evidence = [summary(episode, f.cls, tz), status_sentence(snapshot, episode, tz)]

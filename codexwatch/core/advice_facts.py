@@ -356,6 +356,7 @@ class Facts:
     usage: tuple | None = None  # the newest reading of the plan's windows (core/usage.py)
     usage_session: str | None = None
     threshold: dict | None = None  # the user's own context threshold (core/context.py)
+    week: dict | None = None  # the hour-of-week grids of the last 7 days, if the caller has them
 
     @property
     def latest(self) -> Turn:
@@ -383,7 +384,7 @@ FROM_TURNS: Any = object()
 
 
 def facts(episode, turns, snapshot, now, tz, catalogue: Catalogue | None = None,
-          threshold: dict | None = FROM_TURNS) -> Facts:
+          threshold: dict | None = FROM_TURNS, week: dict | None = None) -> Facts:
     steps = tried_steps(episode, turns)
     count, share = thread_size(episode, turns)
     reading, session = newest(turns)
@@ -393,6 +394,6 @@ def facts(episode, turns, snapshot, now, tz, catalogue: Catalogue | None = None,
         steps=steps, done={s.key for s in steps},
         fast_on=any(f.fast for f in episode.failures), thread_turns=count, context_share=share,
         catalogue=catalogue, usage=reading, usage_session=session,
-        threshold=context_threshold(turns) if threshold is FROM_TURNS else threshold,
+        threshold=context_threshold(turns) if threshold is FROM_TURNS else threshold, week=week,
     )
 

@@ -50,13 +50,15 @@ def plural(n: int, word: str) -> str:
 
 
 
-def peak_hint(turns: list[Turn], now: float, tz: tzinfo | None) -> str | None:
+def peak_hint(turns: list[Turn], now: float, tz: tzinfo | None, week: dict | None = None) -> str | None:
     """A hint to run long jobs off-peak, when the user's own failures cluster in work hours.
 
-    Read from the same hour-of-week figures the dashboard shows, over the last 7 days. The
-    failure *rate* must be higher at peak too: someone who only works 9 to 5 fails at 9 to 5."""
-    recent = [t for t in turns if now - HISTORY_WINDOW_S <= t.at <= now]
-    grid = hour_of_week(recent, tz)
+    Read from the same hour-of-week figures the dashboard shows, over the last 7 days
+    (`week`, when the caller has them: the dashboard's own when its turns are all that
+    recent). The failure *rate* must be higher at peak too: someone who only works 9 to 5
+    fails at 9 to 5."""
+    grid = week if week is not None else hour_of_week(
+        [t for t in turns if now - HISTORY_WINDOW_S <= t.at <= now], tz)
     peak, peak_fail, off, off_fail = peak_split(grid)
     if peak_fail < PEAK_MIN_FAILURES or peak_fail / (peak_fail + off_fail) < PEAK_MIN_SHARE:
         return None

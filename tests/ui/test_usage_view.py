@@ -113,3 +113,24 @@ def test_log_text_in_the_meter_is_shown_literally():
     view = build_dashboard([turn(T0, "ok", None, usage=odd)], [], None, NOW, UTC, status_enabled=False)
     assert "[bold]x[/]" in usage_content(view.usage, NOW, UTC).plain
     assert isinstance(view.header, HeaderView)
+
+
+def test_the_dashboards_peak_hint_is_the_advices_own_with_or_without_older_turns():
+    """The view hands the advice its hour-of-week grids when every turn is of the last 7
+    days, so they are counted once; with older turns there, the advice counts its own.
+    Either way the side advice is what advise() alone finds."""
+    from datetime import datetime
+
+    from codexwatch.core.advice import advise
+    from codexwatch.core.stats import StatsFold, current_of
+
+    monday_11 = datetime(2026, 11, 23, 11, 0, tzinfo=UTC).timestamp()
+    peak = [turn(monday_11 + i * 600, session="p", index=i) for i in range(4)]
+    evening = [turn(T0 - 3600 + i * 60, "ok", None, session="e", index=i) for i in range(10)]
+    older = [turn(T0 - 9 * 86400 + i * 60, "ok", None, session="o", index=i) for i in range(8)]
+    for turns in (peak + evening + [turn(T0)], older + peak + evening + [turn(T0)]):
+        view = build_dashboard(turns, [], None, NOW, UTC, status_enabled=False)
+        current = current_of(StatsFold(NOW, UTC).add(turns).episodes(), NOW)
+        alone = advise(current, turns, None, NOW, UTC)
+        assert any(s.startswith("Peak hours: 4 of your 4 turns") for s in view.advice.side)
+        assert view.advice.side == alone.side
