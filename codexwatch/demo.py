@@ -126,7 +126,8 @@ def retime(
 
 # The recordings ran under an API-key login, which has no plan windows (`rate_limits` null).
 # The demo fills them as a ChatGPT login records them (0.171's shape), with illustrative
-# figures that climb through each 5-hour and weekly window: the only figures it makes up.
+# figures that climb through each 5-hour and weekly window (with the thread lengths below, the
+# only figures it makes up).
 WINDOW_5H_S, WINDOW_WK_S = 5 * 3600, 7 * 86400
 
 
@@ -156,6 +157,51 @@ def with_meter(lines: list[bytes]) -> list[bytes]:
                 line = orjson.dumps(obj) + (b"\n" if line.endswith(b"\n") else b"")
         out.append(line)
     return out
+
+
+# The recordings are one- or two-turn threads: each turn used a few percent of the model's
+# context window, and the context curve (When tab) would be one bar. The demo gives each
+# session of the past week an illustrative thread length instead, as if it had been resumed
+# that far: most threads short, a few long, and a failing session more often a long one
+# (as the week's failures are made more frequent in working hours: a pattern for the
+# curve to show). A turn refused before any request has no context figure, as in Codex.
+# Made up for the demo, as the plan windows are.
+HEALTHY = frozenset({"healthy", "healthy_tools"})
+
+
+def illustrative_fill(rng: random.Random, failing: bool) -> float:
+    """The share of the context window a session's thread is given (see above)."""
+    if failing and rng.random() < 0.5:
+        return rng.uniform(0.7, 0.96)
+    return min(0.95, rng.betavariate(1.3, 3.5))
+
+
+def with_fill(lines: list[bytes], fill: float) -> list[bytes]:
+    """token_count lines whose usage is raised to `fill` of the window, as a thread that
+    long would have it (its input, so the totals too)."""
+    out = []
+    for line in lines:
+        if b'"token_count"' in line and b'"model_context_window":' in line:
+            obj = orjson.loads(line)
+            info = obj.get("payload", {}).get("info") if isinstance(obj.get("payload"), dict) else None
+            if isinstance(info, dict) and _raise_usage(info, fill):
+                line = orjson.dumps(obj) + (b"\n" if line.endswith(b"\n") else b"")
+        out.append(line)
+    return out
+
+
+def _raise_usage(info: dict, fill: float) -> bool:
+    window, last, total = (info.get("model_context_window"), info.get("last_token_usage"),
+                           info.get("total_token_usage"))
+    if not (isinstance(window, int) and isinstance(last, dict) and isinstance(total, dict)):
+        return False
+    extra = int(fill * window) - int(last.get("total_tokens") or 0)
+    if extra <= 0:
+        return False
+    for usage in (last, total):
+        for key in ("input_tokens", "total_tokens"):
+            usage[key] = int(usage.get(key) or 0) + extra
+    return True
 
 
 def fresh_ids(lines: list[bytes], rng: random.Random) -> dict[str, str]:
@@ -423,6 +469,8 @@ class Demo:
         ids = fresh_ids(lines, self._rng)
         models = {m: model for m in ("gpt-6-sol", "gpt-6.1-sol", "gpt-6-luna")} if scenario != "tui" else {}
         out = with_meter(retime(lines, start, ids, models))
+        if scenario != "tui":  # the live session stays as recorded: its thread is short
+            out = with_fill(out, illustrative_fill(self._rng, scenario not in HEALTHY))
         session_id, _ = recording_ids(out)
         path = rollout_path(self.home, start, session_id or "unknown")
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,9 @@ import time
 
 import orjson
 
-from codexwatch.demo import Demo, Step, fresh_ids, load_recording, recording_ids, retime
+from codexwatch.core.turns import TurnAssembler
+from codexwatch.core.parse import LineCounts, scan
+from codexwatch.demo import Demo, Step, fresh_ids, load_recording, recording_ids, retime, with_fill
 from codexwatch.sources.history import load_history
 from tests.conftest import unread
 from codexwatch.sources.watcher import SessionFollower
@@ -78,6 +80,27 @@ def test_retime_moves_times_and_replaces_ids_only():
     assert b"gpt-6-terra" in b"".join(moved) and b'"model":"gpt-6-sol"' not in b"".join(moved)
 
 
+def _turns_of(lines: list[bytes]):
+    buf = b"".join(lines)
+    assembler = TurnAssembler("x")
+    assembler.feed(scan(buf, 0, LineCounts(), 1 << 24)[0])
+    return assembler.turns(idle=True)
+
+
+def test_demo_threads_are_given_an_illustrative_context_fill_and_nothing_else_changes():
+    lines = load_recording("healthy_tools")
+    filled = with_fill(lines, 0.6)
+    before, after = _turns_of(lines), _turns_of(filled)
+    assert [t.context_window for t in after] == [t.context_window for t in before]
+    assert all(abs(t.context_used / t.context_window - 0.6) < 0.001 for t in after)
+    assert [t.tokens for t in after] > [t.tokens for t in before]  # the thread's tokens, as long
+    assert [(t.outcome, t.started_at, t.ended_at, t.tool_calls, t.model) for t in after] == \
+        [(t.outcome, t.started_at, t.ended_at, t.tool_calls, t.model) for t in before]
+    assert [a for a, b in zip(filled, lines) if a != b] == [a for a in filled if b'"token_count"' in a
+                                                          and b'"info":{' in a]
+    assert with_fill(lines, 0.0001) == lines  # never below what the recording used
+
+
 def test_demo_home_has_a_week_of_real_turns_and_a_live_replay(tmp_path):
     now = time.time()
     with Demo(clock=lambda: now, script=(Step(0, "capacity", "gpt-6-sol"),), pace=0.0) as demo:
@@ -87,6 +110,8 @@ def test_demo_home_has_a_week_of_real_turns_and_a_live_replay(tmp_path):
         assert any(t.failed and t.error_class == "capacity" for t in turns)
         assert {t.model for t in turns} >= {"gpt-6-sol", "gpt-6-terra", "gpt-6-luna"}
         assert all(now - 8 * 86400 <= t.at <= now + 60 for t in turns)
+        fills = {int(4 * t.context_used / t.context_window) for t in turns if t.context_used and t.context_window}
+        assert len(fills) >= 3  # the context curve has a shape, not one bar
         before = sum(t.failed for t in turns)
         asyncio.run(demo.replay(loop=False))
         history.refresh(unread(history, now) + list(history.readers), now)
