@@ -41,15 +41,6 @@ def app_config(args: argparse.Namespace, settings: Settings, crew=None, listing=
     )
 
 
-def _forks_pay(settings: Settings) -> bool:
-    """Whether a helper process forked now can take work off the first read: there is a
-    second core and a home to read."""
-    from codexwatch.sources import parallel
-    from codexwatch.sources.listing import home_problem
-
-    return parallel.default_workers() >= 2 and home_problem(settings.codex_home) is None
-
-
 def _indexed(settings: Settings) -> bool | None:
     """Whether the first read will find an index for this home (None: cannot tell)."""
     from codexwatch.sources.index import default_cache_dir, index_path
@@ -62,29 +53,26 @@ def _indexed(settings: Settings) -> bool | None:
         return None
 
 
-def early_listing(settings: Settings):
-    """The home listed by a process forked now, before Textual is imported: the first read
-    begins with the listing (a stat of every file where there is an index or a window:
-    0.2 s at 31,000 files), and it is made meanwhile, on the other core. None where there
-    is nothing to list or no second core. The app closes it (`CodexWatchApp`)."""
+def first_read_helpers(settings: Settings) -> tuple:
+    """(listing, crew): the processes forked now for the first read, before Textual is
+    imported and while this process has no other thread (a threaded process is never
+    forked, see `sources/parallel.py`). The listing: the home listed meanwhile, on the
+    other core (the first read begins with it: a stat of every file where there is an
+    index or a window, 0.2 s at 31,000 files). The crew: a helper that shares the read
+    with the app's reading thread, only where the read is likely a full one (no index
+    yet, or none kept). (None, None) where there is nothing to read or no second core;
+    either may be None. The app closes them (`CodexWatchApp`)."""
     from codexwatch.sources import parallel
+    from codexwatch.sources.listing import home_problem
 
-    if not _forks_pay(settings):
-        return None
-    return parallel.Listing(settings.codex_home,
-                            stat=bool(_indexed(settings)) or parse_duration(settings.since) is not None)
-
-
-def first_read_crew(settings: Settings):
-    """The helper process that shares a first read with the app's reading thread, forked
-    now, while this process has no other thread (a threaded process is never forked, see
-    `sources/parallel.py`): only where the read is likely to be a full one (no index yet,
-    or none kept) and there is a second core; else None. The app closes it (`CodexWatchApp`)."""
-    from codexwatch.sources import parallel
-
-    if not _forks_pay(settings) or _indexed(settings) is not False:
-        return None  # warm (the index holds what a helper would read), or cannot tell
-    return parallel.Crew.forked_now(parallel.default_workers())
+    if parallel.default_workers() < 2 or home_problem(settings.codex_home) is not None:
+        return None, None
+    indexed = _indexed(settings)
+    listing = parallel.Listing(settings.codex_home,
+                               stat=bool(indexed) or parse_duration(settings.since) is not None)
+    # warm (the index holds what a helper would read), or cannot tell: no helper
+    crew = parallel.Crew.forked_now(parallel.default_workers()) if indexed is False else None
+    return listing, crew
 
 
 class Hangup:
@@ -179,8 +167,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     demo_mode = bool(getattr(args, "demo", False))
     # Forked before Hangup's thread, and before Textual is imported (the listing is made
     # meanwhile).
-    listing = None if demo_mode else early_listing(settings)
-    crew = None if demo_mode else first_read_crew(settings)
+    listing, crew = (None, None) if demo_mode else first_read_helpers(settings)
     from codexwatch.ui.app import CodexWatchApp
 
     with Hangup() as hangup:

@@ -187,28 +187,34 @@ def test_a_crew_forked_early_reads_for_a_history_loaded_in_a_thread(monkeypatch,
 def test_the_dashboard_forks_a_helper_only_for_a_first_read_without_an_index(tmp_path, monkeypatch):
     import shutil
 
-    from codexwatch.commands.dashboard import first_read_crew
+    from codexwatch.commands.dashboard import first_read_helpers
     from codexwatch.config import Settings
     from codexwatch.sources.history import load_history
+
+    def helpers(**kw) -> tuple:
+        """(whether a listing was forked, whether it looks at the files, the crew's size),
+        all closed."""
+        listing, crew = first_read_helpers(Settings(**{"codex_home": home, "cache_dir": cache, **kw}))
+        try:
+            return (listing is not None, listing is not None and listing.stat,
+                    len(crew.helpers) if crew is not None else 0)
+        finally:
+            for process in (listing, crew):
+                if process is not None:
+                    process.close()
 
     home, cache = tmp_path / "home", tmp_path / "cache"
     shutil.copytree(REAL_CLI / "exec-0.171.0" / "sessions", home / "sessions")
     monkeypatch.setattr(parallel, "default_workers", lambda: 2)
-    crew = first_read_crew(Settings(codex_home=home, cache_dir=cache))
-    try:
-        assert crew is not None and len(crew.helpers) == 1  # no index yet: a full read
-    finally:
-        crew.close()
+    assert helpers(since="all") == (True, False, 1)  # no index yet: a full read, listed by name
+    assert helpers() == (True, True, 1)  # the default window: the files' times are looked at
     load_history(home, None, NOW, cache_dir=cache)
-    assert first_read_crew(Settings(codex_home=home, cache_dir=cache)) is None  # warm
-    crew = first_read_crew(Settings(codex_home=home, cache_dir=cache, use_cache=False))
-    try:
-        assert crew is not None  # every start reads it all
-    finally:
-        crew.close()
-    assert first_read_crew(Settings(codex_home=tmp_path / "nothing", cache_dir=cache)) is None
+    assert helpers(since="all") == (True, True, 0)  # warm: compared with the index, no helper
+    assert helpers(since="all", use_cache=False) == (True, False, 1)  # every start reads it all
+    assert helpers(codex_home=tmp_path / "nothing") == (False, False, 0)
     monkeypatch.setattr(parallel, "default_workers", lambda: 1)
-    assert first_read_crew(Settings(codex_home=home, cache_dir=cache, use_cache=False)) is None
+    assert helpers(since="all", use_cache=False) == (False, False, 0)
+    assert _no_child_left()
 
 
 def _no_child_left() -> bool:
