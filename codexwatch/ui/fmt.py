@@ -163,6 +163,22 @@ def one_line(text: str | None, limit: int = 200) -> str:
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
+def fold_path(path: str, width: int) -> list[str]:
+    """`path` in lines of at most `width` characters, each broken after a `/` where one
+    falls in its second half, else where it is full: a rollout's path, whole, in a pane
+    narrower than it (Textual's own folding of a long word dropped a character at each
+    fold). `width` 0 or less: unknown, one line."""
+    lines: list[str] = []
+    rest = path
+    while 0 < width < len(rest):
+        cut = rest.rfind("/", 0, width) + 1
+        if cut <= width // 2:
+            cut = width
+        lines.append(rest[:cut])
+        rest = rest[cut:]
+    return lines + [rest]
+
+
 def literal(text: str | None, limit: int = 4000) -> str:
     """Multi-line text from a log or the network, made safe to show as is.
 

@@ -44,6 +44,35 @@ async def test_history_fills_the_table_header_and_now_panel(tmp_path):
         assert "session" in detail and "/home/dev/src/shop-api" in detail
 
 
+def test_a_long_path_is_folded_after_slashes_into_lines_that_fit_and_give_it_back_whole():
+    from codexwatch.ui.fmt import fold_path
+
+    path = "/home/someone/.codex/sessions/2026/11/29/rollout-2026-11-29T08-42-06-01a22677-fa5d.jsonl"
+    for width in (20, 33, 50, len(path) - 1):
+        lines = fold_path(path, width)
+        assert "".join(lines) == path and all(len(line) <= width for line in lines)
+        assert all(line.endswith("/") for line in lines[:-1] if "/" in line[width // 2:])
+    assert fold_path(path, 40) == ["/home/someone/.codex/sessions/2026/11/",
+                                   "29/rollout-2026-11-29T08-42-06-01a22677-", "fa5d.jsonl"]
+    assert fold_path("x" * 25, 10) == ["x" * 10, "x" * 10, "x" * 5]  # no slash: where full
+    assert fold_path(path, 0) == [path] == fold_path(path, len(path))
+
+
+async def test_the_detail_pane_shows_a_rollout_path_longer_than_the_pane_whole(tmp_path):
+    from textual.geometry import Region
+
+    app = CodexWatchApp(config(make_home(tmp_path)))
+    async with app.run_test(size=(100, 34)) as pilot:
+        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        await pilot.pause()
+        detail = app.screen.query_one(TurnDetail)
+        path = app.view.failures[-1].file
+        assert len(path) > detail.size.width  # folded over lines, not cut at the pane's edge
+        whole = Region(0, 0, *detail.outer_size)  # its border and padding too
+        shown = "".join(strip.text.strip() for strip in detail.render_lines(whole))
+        assert path in shown and "incident" in shown  # and the row after it still there
+
+
 async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp_path):
     home = make_home(tmp_path)
     session, session_id = tui_session(home)

@@ -184,7 +184,9 @@ class DashboardScreen(ViewScreen):
         key = self.query_one(FailuresTable).selected_key
         turn = next((t for t in reversed(view.failures) if turn_key(t) == key), None)  # the newest first
         incident, note = incident_for_turn(turn, view.snapshot) if turn is not None else (None, None)
-        self.query_one(TurnDetail).show(turn_detail(turn, tz, now, incident, note))
+        detail = self.query_one(TurnDetail)
+        width = detail.size.width - detail.styles.gutter.width  # its padding left and right
+        detail.show(turn_detail(turn, tz, now, incident, note, width))
 
     @on(FailuresTable.Chosen)
     def _chosen(self, event: FailuresTable.Chosen) -> None:

@@ -134,13 +134,19 @@ class FailuresTable(DataTable):
         self.post_message(self.Chosen(event.row_key.value if event.row_key else None))
 
 
-def turn_detail(turn: Turn | None, tz: tzinfo | None, now: float, incident: Incident | None, incident_note: str | None = None) -> Content:
+_LABEL = 12  # the width of the detail's labels
+
+
+def turn_detail(turn: Turn | None, tz: tzinfo | None, now: float, incident: Incident | None,
+                incident_note: str | None = None, width: int = 0) -> Content:
+    """The selected failure's details. `width`: the pane's, for a long path to be broken
+    where it fits (0: unknown)."""
     if turn is None:
         return Content.assemble(("Select a failure to see its details.", "$text-muted"))
     rows: list = []
 
     def row(label: str, value: str | None, style: str = "") -> None:
-        rows.append((f"{label:<12}", "$text-muted"))
+        rows.append((f"{label:<{_LABEL}}", "$text-muted"))
         rows.append((fmt.literal(value) if value else "—", style))
         rows.append("\n")
 
@@ -154,12 +160,13 @@ def turn_detail(turn: Turn | None, tz: tzinfo | None, now: float, incident: Inci
     row("session", f"{turn.session_id}  ·  turn {turn.turn_index + 1}  ·  Codex {turn.cli_version or '?'} {turn.originator or ''}")
     work = f"  ·  {turn.tool_calls} tool call(s) before it failed: check git status there" if turn.tool_calls else ""
     row("cwd", (turn.cwd or "?") + work)
-    row("file", turn.file)
+    # Under its label, each line: a path longer than the pane is shown whole.
+    row("file", ("\n" + " " * _LABEL).join(fmt.fold_path(turn.file, width - _LABEL)) if turn.file else None)
     if incident is not None:
         row("incident", f"{incident.name} ({incident.status})", "bold $warning")
     else:
         row("incident", incident_note or "no status-page incident overlapped", "$text-muted")
-    return Content.assemble(*rows)
+    return Content.assemble(*rows[:-1])  # no line after the last row: the pane ends there
 
 
 def _fast(fast: bool | None) -> str | None:
@@ -177,7 +184,7 @@ def _compact_json(value) -> str:
 
 class TurnDetail(Static):
     DEFAULT_CSS = """
-    TurnDetail { height: auto; max-height: 9; border-top: solid $panel-lighten-2; padding: 0 1; }
+    TurnDetail { height: auto; max-height: 11; border-top: solid $panel-lighten-2; padding: 0 1; }
     """
 
     def __init__(self, **kwargs) -> None:
