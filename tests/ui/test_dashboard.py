@@ -73,6 +73,19 @@ async def test_the_detail_pane_shows_a_rollout_path_longer_than_the_pane_whole(t
         assert path in shown and "incident" in shown  # and the row after it still there
 
 
+async def test_an_80x24_terminal_keeps_rows_of_the_failures_table_and_the_details_first_rows(tmp_path):
+    from textual.geometry import Region
+
+    app = CodexWatchApp(config(make_home(tmp_path)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        await pilot.pause()
+        table, detail = app.screen.query_one(FailuresTable), app.screen.query_one(TurnDetail)
+        assert table.size.height >= 4  # its header and three failures at least
+        shown = [strip.text.split()[0] for strip in detail.render_lines(Region(0, 0, *detail.outer_size))[1:]]
+        assert shown[:3] == ["failed", "message", "incident"]  # whose side it is, before the rest
+
+
 async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp_path):
     home = make_home(tmp_path)
     session, session_id = tui_session(home)

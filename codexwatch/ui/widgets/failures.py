@@ -152,6 +152,11 @@ def turn_detail(turn: Turn | None, tz: tzinfo | None, now: float, incident: Inci
 
     row("failed", f"{fmt.local_time(turn.at, tz, now=now)} after {fmt.duration(turn.duration_ms)}  ·  {fmt.class_cell(turn.error_class)}  ·  {turn.shape or 'shape unknown'}", "bold")
     row("message", turn.message)
+    # Whose side it is comes next: a short pane shows the first rows only.
+    if incident is not None:
+        row("incident", f"{incident.name} ({incident.status})", "bold $warning")
+    else:
+        row("incident", incident_note or "no status-page incident overlapped", "$text-muted")
     info = turn.codex_error_info
     if info is not None or turn.http_status:
         text = (info if isinstance(info, str) else _compact_json(info)) if info is not None else ""
@@ -162,10 +167,6 @@ def turn_detail(turn: Turn | None, tz: tzinfo | None, now: float, incident: Inci
     row("cwd", (turn.cwd or "?") + work)
     # Under its label, each line: a path longer than the pane is shown whole.
     row("file", ("\n" + " " * _LABEL).join(fmt.fold_path(turn.file, width - _LABEL)) if turn.file else None)
-    if incident is not None:
-        row("incident", f"{incident.name} ({incident.status})", "bold $warning")
-    else:
-        row("incident", incident_note or "no status-page incident overlapped", "$text-muted")
     return Content.assemble(*rows[:-1])  # no line after the last row: the pane ends there
 
 
@@ -184,7 +185,7 @@ def _compact_json(value) -> str:
 
 class TurnDetail(Static):
     DEFAULT_CSS = """
-    TurnDetail { height: auto; max-height: 11; border-top: solid $panel-lighten-2; padding: 0 1; }
+    TurnDetail { height: auto; max-height: 6; border-top: solid $panel-lighten-2; padding: 0 1; }
     """
 
     def __init__(self, **kwargs) -> None:
