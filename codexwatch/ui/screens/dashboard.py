@@ -24,10 +24,6 @@ from codexwatch.ui.widgets.usage import UsagePanel
 COMPACT_WIDTH = 80
 COMPACT_HEIGHT = 24
 TINY_HEIGHT = 13
-# From this many rows a failure's details are shown whole (11 rows, a long rollout path
-# folded over lines); below, their first rows only: at 80x24 the failures table was left
-# no row at all.
-TALL_HEIGHT = 30
 
 
 class LoadingLine(Vertical):
@@ -118,7 +114,6 @@ class DashboardScreen(ViewScreen):
     def _apply_layout(self) -> None:
         self.set_class(self.compact, "-compact")
         self.set_class(self.size.height < TINY_HEIGHT, "-tiny")
-        self.set_class(self.size.height >= TALL_HEIGHT, "-tall")
 
     def on_mount(self) -> None:
         self._apply_layout()

@@ -38,7 +38,9 @@ class FailuresTable(DataTable):
             self.key = key
 
     DEFAULT_CSS = """
-    FailuresTable { height: 1fr; }
+    /* Its header and three failures at least, whatever the space: the details below it
+       (their first rows come first) are what a short pane cuts (80x24 left it no row). */
+    FailuresTable { height: 1fr; min-height: 5; }
     """
 
     COLUMNS = ("time", "session", "model", "class", "shape", "ran", "message")
@@ -185,7 +187,7 @@ def _compact_json(value) -> str:
 
 class TurnDetail(Static):
     DEFAULT_CSS = """
-    TurnDetail { height: auto; max-height: 6; border-top: solid $panel-lighten-2; padding: 0 1; }
+    TurnDetail { height: auto; max-height: 11; border-top: solid $panel-lighten-2; padding: 0 1; }
     """
 
     def __init__(self, **kwargs) -> None:
