@@ -304,7 +304,7 @@ class _Round:
                 try:
                     helper.give(self.crew.tickets, (_BATCH, [tuple(job) for job in self.batches[self.next - 1]]))
                 except (OSError, EOFError):
-                    self._lose(helper)
+                    _lose(self.crew, self.given, helper)
                     break
 
     def _take(self, helper: _Helper) -> None:
@@ -312,17 +312,20 @@ class _Round:
             ticket, blobs = helper.take()
             readers = [RolloutReader.from_blob(blob) for blob in blobs]
         except Exception:  # noqa: BLE001 - whatever a broken helper did or sent
-            self._lose(helper)
+            _lose(self.crew, self.given, helper)
             return
         batch, _ = self.given.pop(ticket, (None, None))
         if batch is not None:
             self.done[batch] = readers
 
-    def _lose(self, helper: _Helper) -> None:
-        """A helper that failed: what it held is read here, as each is awaited."""
-        for ticket in [t for t, (_, h) in self.given.items() if h is helper]:
-            del self.given[ticket]
-        self.crew.lose(helper)
+
+def _lose(crew: Crew, given: dict, helper: _Helper) -> None:
+    """A helper that failed, for a round of batches or a file's parts (`given`: what was
+    given out, each as (this, helper)): what it held is forgotten, each read here as it is
+    awaited, and it is stopped."""
+    for key in [k for k, (_, h) in given.items() if h is helper]:
+        del given[key]
+    crew.lose(helper)
 
 
 _PARTS_HELD = 2  # parts a helper holds at a time: one to read, one waiting
@@ -372,7 +375,7 @@ class _Parts:
                 try:
                     helper.give(self.crew.tickets, (_PART, self.reader.path, start, stop))
                 except (OSError, EOFError):
-                    self._lose(helper)
+                    _lose(self.crew, self.given, helper)
                     return
                 self.given[self.next] = (self.crew.tickets, helper)
             self.next += 1
@@ -384,7 +387,7 @@ class _Parts:
             if got != ticket:
                 raise ValueError("a part out of turn")
         except Exception:  # noqa: BLE001 - whatever a broken helper did or sent
-            self._lose(helper)
+            _lose(self.crew, self.given, helper)
             return False
         reader, (start, stop) = self.reader, self.parts[number]
         if (error is None and offset == stop and identity == reader.identity
@@ -393,11 +396,6 @@ class _Parts:
             reader.take_part(records, counts, stop)
             return True
         return False
-
-    def _lose(self, helper: _Helper) -> None:
-        for number in [n for n, (_, h) in self.given.items() if h is helper]:
-            del self.given[number]
-        self.crew.lose(helper)
 
 
 def read_in_order(jobs: list[ReadJob], workers: int,
