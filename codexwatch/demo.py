@@ -145,18 +145,28 @@ def illustrative_limits(at: float) -> dict:
             "rate_limit_reached_type": None}
 
 
-def with_meter(lines: list[bytes]) -> list[bytes]:
-    """token_count lines whose windows are null given illustrative ones (see above)."""
+def _edit_token_counts(lines: list[bytes], marker: bytes, edit: Callable[[dict], bool]) -> list[bytes]:
+    """The lines, each token_count line that holds `marker` decoded, given to `edit`, and
+    written again where it changed it (it says so)."""
     out = []
     for line in lines:
-        if b'"token_count"' in line and b'"primary":null' in line:
+        if b'"token_count"' in line and marker in line:
             obj = orjson.loads(line)
-            at = parse_iso(obj.get("timestamp"))
-            if at is not None and isinstance(obj.get("payload"), dict):
-                obj["payload"]["rate_limits"] = illustrative_limits(at)
+            if isinstance(obj.get("payload"), dict) and edit(obj):
                 line = orjson.dumps(obj) + (b"\n" if line.endswith(b"\n") else b"")
         out.append(line)
     return out
+
+
+def with_meter(lines: list[bytes]) -> list[bytes]:
+    """token_count lines whose windows are null given illustrative ones (see above)."""
+    def give_limits(obj: dict) -> bool:
+        at = parse_iso(obj.get("timestamp"))
+        if at is not None:
+            obj["payload"]["rate_limits"] = illustrative_limits(at)
+        return at is not None
+
+    return _edit_token_counts(lines, b'"primary":null', give_limits)
 
 
 # The recordings are one- or two-turn threads: each turn used a few percent of the model's
@@ -179,18 +189,13 @@ def illustrative_fill(rng: random.Random, failing: bool) -> float:
 def with_fill(lines: list[bytes], fill: float) -> list[bytes]:
     """token_count lines whose usage is raised to `fill` of the window, as a thread that
     long would have it (its input, so the totals too)."""
-    out = []
-    for line in lines:
-        if b'"token_count"' in line and b'"model_context_window":' in line:
-            obj = orjson.loads(line)
-            info = obj.get("payload", {}).get("info") if isinstance(obj.get("payload"), dict) else None
-            if isinstance(info, dict) and _raise_usage(info, fill):
-                line = orjson.dumps(obj) + (b"\n" if line.endswith(b"\n") else b"")
-        out.append(line)
-    return out
+    return _edit_token_counts(lines, b'"model_context_window":', lambda obj: _raise_usage(obj["payload"], fill))
 
 
-def _raise_usage(info: dict, fill: float) -> bool:
+def _raise_usage(payload: dict, fill: float) -> bool:
+    info = payload.get("info")
+    if not isinstance(info, dict):
+        return False
     window, last, total = (info.get("model_context_window"), info.get("last_token_usage"),
                            info.get("total_token_usage"))
     if not (isinstance(window, int) and isinstance(last, dict) and isinstance(total, dict)):
