@@ -73,6 +73,12 @@ async def wait_until(pilot, predicate, timeout: float = 10.0) -> bool:
     return predicate()
 
 
+async def history_shown(pilot) -> bool:
+    """Let the app run until its history is read and the view of it built."""
+    app = pilot.app
+    return await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+
+
 def snapshot_ok(now: float = NOW, incident: bool = False) -> StatusSnapshot:
     incidents = []
     if incident:

@@ -15,7 +15,7 @@ from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail
 from codexwatch.ui.widgets.header import VerdictBar
 from codexwatch.ui.widgets.models import ModelsTable
 
-from .helpers import NOW, hanging_transport, CodexWatchApp, config, failed_turn_lines, make_home, snapshot_ok, tui_session, wait_until
+from .helpers import NOW, history_shown, hanging_transport, CodexWatchApp, config, failed_turn_lines, make_home, snapshot_ok, tui_session, wait_until
 
 
 def text_of(widget) -> str:
@@ -31,7 +31,7 @@ def band_text(app) -> str:
 async def test_history_fills_the_table_header_and_now_panel(tmp_path):
     app = CodexWatchApp(config(make_home(tmp_path)))
     async with app.run_test(size=(120, 40)) as pilot:
-        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        assert await history_shown(pilot)
         await pilot.pause()
         table = app.screen.query_one(FailuresTable)
         # exec 0.171.0: 6 failed runs; tui 0.171.0: 3 failed turns
@@ -63,7 +63,7 @@ async def test_the_detail_pane_shows_a_rollout_path_longer_than_the_pane_whole(t
 
     app = CodexWatchApp(config(make_home(tmp_path)))
     async with app.run_test(size=(100, 34)) as pilot:
-        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        assert await history_shown(pilot)
         await pilot.pause()
         detail = app.screen.query_one(TurnDetail)
         path = app.view.failures[-1].file
@@ -78,7 +78,7 @@ async def test_an_80x24_terminal_keeps_rows_of_the_failures_table_and_the_detail
 
     app = CodexWatchApp(config(make_home(tmp_path)))
     async with app.run_test(size=(80, 24)) as pilot:
-        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        assert await history_shown(pilot)
         await pilot.pause()
         table, detail = app.screen.query_one(FailuresTable), app.screen.query_one(TurnDetail)
         assert table.size.height >= 4  # its header and three failures at least
@@ -92,7 +92,7 @@ async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp
     os.utime(session)  # Codex is writing it (the copy kept the fixture's old mtime)
     app = CodexWatchApp(config(home, follow=True, hot_interval=0.05))
     async with app.run_test(size=(120, 40)) as pilot:
-        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        assert await history_shown(pilot)
         assert app.view.now.action == "none"
         await pilot.pause()  # the screen shows the view published
         rows_before = app.screen.query_one(FailuresTable).row_count
@@ -164,7 +164,7 @@ async def test_text_from_logs_and_status_is_shown_literally(tmp_path):
 async def test_narrow_pane_keeps_verdict_action_and_last_failure(tmp_path):
     app = CodexWatchApp(config(make_home(tmp_path)))
     async with app.run_test(size=(60, 15)) as pilot:
-        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        assert await history_shown(pilot)
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, DashboardScreen) and screen.has_class("-compact")

@@ -7,7 +7,7 @@ from textual.widgets import TextArea
 from codexwatch.ui.screens.report import ReportScreen
 from codexwatch.ui.screens.wizard import WizardScreen
 
-from .helpers import NOW, CodexWatchApp, config, failed_turn_lines, make_home, tui_session, wait_until
+from .helpers import NOW, history_shown, CodexWatchApp, config, failed_turn_lines, make_home, tui_session, wait_until
 
 
 def append(path, lines):
@@ -101,7 +101,7 @@ async def test_report_screen_previews_copies_and_saves(tmp_path, monkeypatch):
 async def test_the_latest_episode_can_be_reported_after_it_ended(tmp_path):
     app = CodexWatchApp(config(make_home(tmp_path)))  # the recordings end with successful turns
     async with app.run_test(size=(120, 40)) as pilot:
-        assert await wait_until(pilot, lambda: app.loading.finished and app.view and app.view.now)
+        assert await history_shown(pilot)
         assert app.view.episode is None
         await pilot.press("r")
         assert await wait_until(pilot, lambda: isinstance(app.screen, ReportScreen))
