@@ -50,15 +50,19 @@ def plural(n: int, word: str) -> str:
 
 
 
+def of_the_week(turns: list[Turn], now: float) -> list[Turn]:
+    """The turns of the last 7 days up to `now`: what the hints below read."""
+    return [t for t in turns if now - HISTORY_WINDOW_S <= t.at <= now]
+
+
 def peak_hint(turns: list[Turn], now: float, tz: tzinfo | None, week: dict | None = None) -> str | None:
     """A hint to run long jobs off-peak, when the user's own failures cluster in work hours.
 
     Read from the same hour-of-week figures the dashboard shows, over the last 7 days
     (`week`, when the caller has them: the dashboard's own when its turns are all that
-    recent). The failure *rate* must be higher at peak too: someone who only works 9 to 5
-    fails at 9 to 5."""
-    grid = week if week is not None else hour_of_week(
-        [t for t in turns if now - HISTORY_WINDOW_S <= t.at <= now], tz)
+    recent: of_the_week gives them all). The failure *rate* must be higher at peak too:
+    someone who only works 9 to 5 fails at 9 to 5."""
+    grid = week if week is not None else hour_of_week(of_the_week(turns, now), tz)
     peak, peak_fail, off, off_fail = peak_split(grid)
     if peak_fail < PEAK_MIN_FAILURES or peak_fail / (peak_fail + off_fail) < PEAK_MIN_SHARE:
         return None
@@ -128,7 +132,7 @@ def thread_sentence(f: Facts) -> str:
 
 def fast_rates(turns: list[Turn], now: float) -> str:
     """The user's own failure rate with and without Fast: the only evidence that is theirs."""
-    recent = [t for t in turns if t.outcome in ("ok", "failed") and now - HISTORY_WINDOW_S <= t.at <= now]
+    recent = [t for t in of_the_week(turns, now) if t.outcome in ("ok", "failed")]
     on = [t for t in recent if t.fast is True]
     off = [t for t in recent if t.fast is False]
     without = (f"without Fast {sum(t.failed for t in off)} of {len(off)}" if off

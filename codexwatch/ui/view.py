@@ -352,7 +352,7 @@ def build_dashboard(
     the App calls it in a worker thread. `triage`: also the wizard's steps and the report.
     `catalogue`: Codex's own model list (core.catalogue), when there is one."""
     from codexwatch.core import stats
-    from codexwatch.core.advice import HISTORY_WINDOW_S, advise
+    from codexwatch.core.advice import advise, of_the_week
 
     fold = stats.StatsFold(now, tz).add(turns)  # every figure below from one pass over the turns
     all_episodes = fold.episodes()
@@ -364,7 +364,7 @@ def build_dashboard(
     # The advice's off-peak hint (an episode's) reads the last 7 days' grids: these, when
     # the window holds nothing else (the default window, mostly), else it counts its own.
     # Counting them again was a quarter of each rebuild while an episode ages.
-    week = grid if current is not None and _all_within(turns, now, HISTORY_WINDOW_S) else None
+    week = grid if current is not None and len(of_the_week(turns, now)) == len(turns) else None
     advice = (advise(current, turns, snapshot, now, tz, catalogue=catalogue,
                      threshold=found["context_threshold"], week=week) if loading.finished else None)
     reading, reading_session = fold.usage()
@@ -407,11 +407,6 @@ def build_dashboard(
         usage=usage_view(reading, reading_session),
         context=context_view(found),
     )
-
-
-def _all_within(turns: list[Turn], now: float, seconds: float) -> bool:
-    """Whether every turn is of the `seconds` up to `now`."""
-    return all(now - seconds <= t.at <= now for t in turns)
 
 
 def triage_of(advice: Any, current: Episode | None, latest: Episode | None, turns: list[Turn],
