@@ -113,6 +113,12 @@ class Advice:
     def exit_code(self) -> int:
         return ACTION_EXIT_CODES[self.action]
 
+    @property
+    def side_beside_countdown(self) -> list[str]:
+        """The side advice where the back-off is shown as a live countdown (the dashboard):
+        without the back-off line, which comes first whenever there is a back-off."""
+        return self.side[1:] if self.backoff is not None else self.side
+
 
 
 # --- small facts -----------------------------------------------------------------------

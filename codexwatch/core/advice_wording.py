@@ -140,16 +140,20 @@ def fast_rates(turns: list[Turn], now: float) -> str:
     return f"Last 7 days: with Fast {sum(t.failed for t in on)} of {len(on)} turns failed; {without}."
 
 
+def backoff_rule(b: Backoff, episode: Episode) -> str:
+    """The rung of the back-off ladder the episode is on: 'wait 30 s after failure 1'."""
+    return f"wait {span(b.wait_s)} after failure {len(episode.failures)}"
+
+
 def backoff_line(f: Facts, b: Backoff | None) -> str:
     if b is None:
         return (f"Failing for {span(f.episode.last - f.episode.first)}, past 30 minutes: treat it as a "
                 "wide outage, stop retrying and do something else.")
-    wait = span(b.wait_s)
     if b.next_retry_at > f.now:
-        return (f"Back off: wait {wait} after failure {len(f.episode.failures)}; next try at "
+        return (f"Back off: {backoff_rule(b, f.episode)}; next try at "
                 f"{local_time(b.next_retry_at, f.tz, '%H:%M:%S')} (in {span(b.next_retry_at - f.now)}).")
     nxt = span(BACKOFF_LADDER_S[min(b.step, len(BACKOFF_LADDER_S) - 1)])
-    return f"Back off: the {wait} wait is over; one try now, then wait {nxt} if it fails."
+    return f"Back off: the {span(b.wait_s)} wait is over; one try now, then wait {nxt} if it fails."
 
 
 def work_line(f: Facts) -> str | None:

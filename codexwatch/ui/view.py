@@ -250,16 +250,19 @@ def context_view(found: dict) -> ContextView | None:
 
 
 def now_view(advice: Any, episode: Episode | None, last_failure: Turn | None) -> NowView:
-    backoff = getattr(advice, "backoff", None)
+    from codexwatch.core.advice_wording import backoff_rule  # as build_dashboard's: after the first paint
+
+    backoff = advice.backoff
     return NowView(
         action=advice.action,
         title=advice.title,
         evidence=tuple(advice.evidence),
-        side=tuple(advice.side),
+        side=tuple(advice.side_beside_countdown),
         commands=tuple(advice.commands),
         confidence=advice.confidence,
         backoff_until=backoff.next_retry_at if backoff is not None else None,
-        backoff_label="next try" if backoff is not None else None,
+        backoff_label=(f"Back off: {backoff_rule(backoff, advice.episode)}; next try"
+                       if backoff is not None else None),
         episode=None,
         last_failure=last_failure,
         wizard_available=episode is not None,

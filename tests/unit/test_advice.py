@@ -16,6 +16,7 @@ from codexwatch.core.advice import (
     model_tier,
     tried_steps,
 )
+from codexwatch.core.advice_wording import backoff_rule
 
 OK = snapshot()
 NOW = T0 + 10
@@ -298,6 +299,16 @@ def test_backoff_ladder_follows_the_failure_count():
     assert any("next try at 20:00:30 (in 20 s)" in s for s in one.side)
     three = run(episode(turn(T0 - 200), turn(T0 - 100, index=1), turn(T0, index=2)))
     assert three.backoff.step == 3 and three.backoff.wait_s == BACKOFF_LADDER_S[2]
+
+
+def test_beside_a_live_countdown_the_side_advice_leaves_out_only_the_back_off_line():
+    for adv in (run(episode(turn(T0))), run(episode(turn(T0)), now=T0 + 60)):
+        assert adv.side[0].startswith("Back off:")
+        assert adv.side_beside_countdown == adv.side[1:]
+    three = run(episode(turn(T0 - 200), turn(T0 - 100, index=1), turn(T0, index=2)))
+    assert backoff_rule(three.backoff, three.episode) == "wait 10 min after failure 3"
+    quiet = run(None, [turn(T0, "ok")])
+    assert quiet.backoff is None and quiet.side_beside_countdown == quiet.side
 
 
 def test_backoff_wait_over_says_try_now():
