@@ -62,6 +62,22 @@ def tui_session(home: Path) -> tuple[Path, str]:
     return path, "01a22677-fa5d-7172-925b-dcb719d2880b"
 
 
+def append(path: Path, lines: list[bytes]) -> None:
+    """Lines written to a rollout one by one, as Codex writes them."""
+    with open(path, "ab") as fh:
+        for line in lines:
+            fh.write(line)
+            fh.flush()
+
+
+def failing_home(tmp_path: Path) -> tuple[Path, Path, str]:
+    """The recordings plus a fresh capacity failure in the TUI session: an ongoing episode."""
+    home = make_home(tmp_path)
+    session, sid = tui_session(home)
+    append(session, failed_turn_lines("capacity", NOW - 120, sid, seed=3, model="gpt-6-sol"))
+    return home, session, sid
+
+
 async def wait_until(pilot, predicate, timeout: float = 10.0) -> bool:
     """Let the app run until predicate() holds (no timing assertion: a generous ceiling)."""
     loop = asyncio.get_running_loop()

@@ -15,7 +15,7 @@ from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail
 from codexwatch.ui.widgets.header import VerdictBar
 from codexwatch.ui.widgets.models import ModelsTable
 
-from .helpers import NOW, history_shown, hanging_transport, CodexWatchApp, config, failed_turn_lines, make_home, snapshot_ok, tui_session, wait_until
+from .helpers import NOW, failing_home, history_shown, hanging_transport, CodexWatchApp, config, failed_turn_lines, make_home, snapshot_ok, tui_session, wait_until
 
 
 def text_of(widget) -> str:
@@ -84,6 +84,28 @@ async def test_an_80x24_terminal_keeps_rows_of_the_failures_table_and_the_detail
         assert table.size.height >= 4  # its header and three failures at least
         shown = [strip.text.split()[0] for strip in detail.render_lines(Region(0, 0, *detail.outer_size))[1:]]
         assert shown[:3] == ["failed", "message", "incident"]  # whose side it is, before the rest
+
+
+async def test_during_an_episode_an_80x24_terminal_shows_the_advice_the_failures_and_their_details(tmp_path):
+    from textual.geometry import Region
+
+    home, _, _ = failing_home(tmp_path)
+    app = CodexWatchApp(config(home))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await wait_until(pilot, lambda: app.view and app.view.episode is not None)
+        await pilot.pause()
+        panel = app.screen.query_one(DecisionPanel)
+        assert panel.has_class("-short") and app.screen.query_one("#band").size.height == 1
+        body = str(app.screen.query_one("#body").render())
+        # the countdown says which rung of the ladder it is on; no side line repeats it
+        assert "» Back off: wait 30 s after failure 1; next try" in body and "+ Back off" not in body
+        assert body.count("▸ ") == 2 and body.count("+ ") == 1 and "[w] triage wizard" in body
+        assert body.index("[w]") < body.index("+ ")  # the side advice last: a short pane cuts it first
+        assert len(app.view.now.evidence) > 2  # the wizard shows the rest
+        table, detail = app.screen.query_one(FailuresTable), app.screen.query_one(TurnDetail)
+        assert table.size.height >= 4
+        shown = [strip.text.split()[0] for strip in detail.render_lines(Region(0, 0, *detail.outer_size))[1:]]
+        assert shown[:2] == ["failed", "message"]  # 80x24 left the details no row during an episode
 
 
 async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp_path):

@@ -7,22 +7,7 @@ from textual.widgets import TextArea
 from codexwatch.ui.screens.report import ReportScreen
 from codexwatch.ui.screens.wizard import WizardScreen
 
-from .helpers import NOW, history_shown, CodexWatchApp, config, failed_turn_lines, make_home, tui_session, wait_until
-
-
-def append(path, lines):
-    with open(path, "ab") as fh:
-        for line in lines:
-            fh.write(line)
-            fh.flush()
-
-
-def failing_home(tmp_path):
-    """The recordings plus a fresh capacity failure in the TUI session: an ongoing episode."""
-    home = make_home(tmp_path)
-    session, sid = tui_session(home)
-    append(session, failed_turn_lines("capacity", NOW - 120, sid, seed=3, model="gpt-6-sol"))
-    return home, session, sid
+from .helpers import NOW, append, failing_home, history_shown, CodexWatchApp, config, failed_turn_lines, make_home, wait_until
 
 
 async def test_wizard_walks_forward_and_back_and_ends_in_the_report(tmp_path):

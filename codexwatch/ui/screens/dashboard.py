@@ -12,7 +12,7 @@ from codexwatch.core.incident_link import incident_for_turn
 from codexwatch.ui.screens import ViewScreen
 from codexwatch.ui.view import Loading, ViewUpdate
 from codexwatch.ui.widgets import show_content
-from codexwatch.ui.widgets.decision import DecisionPanel, last_failure_content
+from codexwatch.ui.widgets.decision import COMPACT, FULL, SHORT, DecisionPanel, last_failure_content
 from codexwatch.ui.widgets.failures import FailuresTable, TurnDetail, turn_detail, turn_key
 from codexwatch.ui.widgets.header import VerdictBar
 from codexwatch.ui.widgets.heatmap import Heatmap
@@ -23,6 +23,7 @@ from codexwatch.ui.widgets.usage import UsagePanel
 
 COMPACT_WIDTH = 80
 COMPACT_HEIGHT = 24
+SHORT_HEIGHT = 34  # below it the advice is shortened: the failures and details keep rows
 TINY_HEIGHT = 13
 
 
@@ -105,6 +106,11 @@ class DashboardScreen(ViewScreen):
     def compact(self) -> bool:
         return self.size.width < COMPACT_WIDTH or self.size.height < COMPACT_HEIGHT
 
+    @property
+    def density(self) -> str:
+        """How much of the advice the Now panel shows, for the pane's size."""
+        return COMPACT if self.compact else SHORT if self.size.height < SHORT_HEIGHT else FULL
+
     def on_resize(self) -> None:
         self._apply_layout()
         if self._update is not None:
@@ -117,7 +123,7 @@ class DashboardScreen(ViewScreen):
 
     def on_mount(self) -> None:
         self._apply_layout()
-        self.query_one(DecisionPanel).show(None, 0, None, self.compact)
+        self.query_one(DecisionPanel).show(None, 0, None, self.density)
         self.query_one(TurnDetail).show(turn_detail(None, None, 0, None))
         # The failures take the keys first. The focus is not moved on a tab switch (that
         # re-made the footer's keys: 70 ms of a switch); the arrows are the screen's too.
@@ -144,7 +150,7 @@ class DashboardScreen(ViewScreen):
         # `codexwatch run` supervisors backing off: in the header whatever the tab
         self.query_one(VerdictBar).show_runs(backing_off_count(update.runs, now))
         self.query_one(VerdictBar).show(view.header)
-        self.query_one(DecisionPanel).show(view.now, now, tz, self.compact)
+        self.query_one(DecisionPanel).show(view.now, now, tz, self.density)
         show_content(self.query_one("#last-failure", Static), last_failure_content(view.now, now, tz))
         self._show_tab(clock_only=True)
 

@@ -55,9 +55,20 @@ def action_words(view: NowView) -> str:
     return ACTION_WORDS.get(view.action, view.action.replace("_", " ").upper())
 
 
-def band_content(view: NowView, compact: bool) -> Content:
+# How much of the advice the panel shows: all it has room for in a tall pane; in a short
+# one (80x24) two lines of evidence and one of side advice, so the failures and the
+# details of the one selected still have rows; in a compact pane (narrow, or shorter
+# still) the action and the first line of evidence.
+FULL, SHORT, COMPACT = "full", "short", "compact"
+_EVIDENCE = {FULL: 4, SHORT: 2, COMPACT: 1}  # the wizard shows all of it
+_SIDE = {FULL: 2, SHORT: 1, COMPACT: 0}
+_COMMANDS = {FULL: 3, SHORT: 3, COMPACT: 1}
+
+
+def band_content(view: NowView, density: str) -> Content:
     sev = severity(view.action)
     words = action_words(view)
+    compact = density == COMPACT
     spaced = words if compact else " ".join(words)
     parts: list = [(f" {ACTION_GLYPH[sev]} {spaced} ", "bold")]
     if compact:
@@ -65,20 +76,15 @@ def band_content(view: NowView, compact: bool) -> Content:
     return Content.assemble(*parts)
 
 
-def self_limit(view: NowView) -> int:
-    """Evidence lines shown in the panel; the wizard shows all of it."""
-    return 4
-
-
-def body_content(view: NowView, now: float, tz: tzinfo | None, compact: bool) -> Content:
+def body_content(view: NowView, now: float, tz: tzinfo | None, density: str) -> Content:
     parts: list = []
+    compact = density == COMPACT
     if not compact:
         parts.append((fmt.one_line(view.title, 300), "bold"))
         if view.confidence and view.confidence not in ("high",):
             parts.append((f"  ({view.confidence} confidence)", "$text-muted italic"))
         parts.append("\n")
-    evidence = view.evidence[:1] if compact else view.evidence[: self_limit(view)]
-    for item in evidence:
+    for item in view.evidence[: _EVIDENCE[density]]:
         parts.append(("▸ " if not compact else "", "$text-muted"))
         parts.append(fmt.one_line(item, 300))
         parts.append("\n")
@@ -91,16 +97,10 @@ def body_content(view: NowView, now: float, tz: tzinfo | None, compact: bool) ->
             parts.append("\n")
         else:
             parts.append((f"» {label}: now\n", "bold $success"))
-    if not compact:
-        for item in view.side[:2]:
-            parts.append(("+ ", "bold $accent"))
-            parts.append(fmt.one_line(item, 300))
-            parts.append("\n")
     keys: list = []
     if view.commands:
         keys.append(("In Codex: ", "$text-muted"))
-        shown = view.commands[:1] if compact else view.commands[:3]
-        for i, cmd in enumerate(shown):
+        for i, cmd in enumerate(view.commands[: _COMMANDS[density]]):
             if i:
                 keys.append(("  or  ", "$text-muted"))
             keys.append((fmt.one_line(cmd, 80), "bold $accent"))
@@ -111,6 +111,13 @@ def body_content(view: NowView, now: float, tz: tzinfo | None, compact: bool) ->
         keys.append((" triage wizard", "$text-muted"))
     if keys:
         parts.extend(keys)
+        parts.append("\n")
+    # Side advice last: what a pane too short for all of it cuts (max-height) is the least
+    # urgent, never the keys
+    for item in view.side[: _SIDE[density]]:
+        parts.append(("+ ", "bold $accent"))
+        parts.append(fmt.one_line(item, 300))
+        parts.append("\n")
     return Content.assemble(*parts).rstrip("\n")  # no blank line under the last one
 
 
@@ -142,6 +149,7 @@ class DecisionPanel(Vertical):
     DecisionPanel #band.-act { background: $primary-muted; color: $text; }
     DecisionPanel #band.-stop { background: $error-muted; color: $text; }
     DecisionPanel #body { height: auto; }
+    DecisionPanel.-short #band { height: 1; }
     DecisionPanel.-compact { border: none; padding: 0; max-height: 6; }
     DecisionPanel.-compact #band { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
@@ -149,17 +157,14 @@ class DecisionPanel(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.border_title = "Now"
-        self._view: NowView | None = None
-        self._compact = False
 
     def compose(self) -> ComposeResult:
         yield Static("", markup=False, id="band")
         yield Static("", markup=False, id="body")
 
-    def show(self, view: NowView | None, now: float, tz: tzinfo | None, compact: bool) -> None:
-        self._view = view
-        self._compact = compact
-        self.set_class(compact, "-compact")
+    def show(self, view: NowView | None, now: float, tz: tzinfo | None, density: str = FULL) -> None:
+        self.set_class(density == SHORT, "-short")
+        self.set_class(density == COMPACT, "-compact")
         band = self.query_one("#band", Static)
         body = self.query_one("#body", Static)
         if view is None:
@@ -169,5 +174,5 @@ class DecisionPanel(Vertical):
             return
         if set(band.classes) != {f"-{severity(view.action)}"}:  # restyling repaints
             band.set_classes(f"-{severity(view.action)}")
-        show_content(band, band_content(view, compact))
-        show_content(body, body_content(view, now, tz, compact))
+        show_content(band, band_content(view, density))
+        show_content(body, body_content(view, now, tz, density))
