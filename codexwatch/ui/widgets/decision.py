@@ -63,6 +63,9 @@ FULL, SHORT, COMPACT = "full", "short", "compact"
 _EVIDENCE = {FULL: 4, SHORT: 2, COMPACT: 1}  # the wizard shows all of it
 _SIDE = {FULL: 2, SHORT: 1, COMPACT: 0}
 _COMMANDS = {FULL: 3, SHORT: 3, COMPACT: 1}
+_MAX_ROWS = {FULL: 15, SHORT: 11, COMPACT: 5}  # its max-height (DEFAULT_CSS; compact: the dashboard's tcss)
+_BAND_ROWS = {FULL: 3, SHORT: 1, COMPACT: 1}
+_FRAME = {FULL: 2, SHORT: 2, COMPACT: 0}  # its border's rows, top and bottom
 
 
 def band_content(view: NowView, density: str) -> Content:
@@ -76,27 +79,73 @@ def band_content(view: NowView, density: str) -> Content:
     return Content.assemble(*parts)
 
 
-def body_content(view: NowView, now: float, tz: tzinfo | None, density: str) -> Content:
-    parts: list = []
+def fitting_lines(view: NowView, now: float, density: str, width: int) -> tuple[int, int]:
+    """How many lines of evidence and of side advice the body shows at `width`: as many as
+    `density` allows that fit, each whole, in the panel's height. A pane cuts the panel at
+    its bottom, and the keys and the countdown must stay (the first line of evidence too)."""
+    head, evidence, tail, side = _blocks(view, now, density)
+    if width <= 0:  # not laid out yet
+        return len(evidence), len(side)
+    room = _MAX_ROWS[density] - _FRAME[density] - _BAND_ROWS[density] - _rows(head + evidence[:1] + tail, width)
+    more = _fitting(evidence[1:], width, room)
+    return 1 + len(more) if evidence else 0, len(_fitting(side, width, room - _rows(more, width)))
+
+
+def body_content(view: NowView, now: float, tz: tzinfo | None, density: str,
+                 lines: tuple[int, int] | None = None) -> Content:
+    """The title, evidence, back-off countdown, keys and side advice, as many as `density`
+    allows, or `lines` (fitting_lines) of evidence and side advice."""
+    head, evidence, tail, side = _blocks(view, now, density)
+    if lines is not None:
+        evidence, side = evidence[: lines[0]], side[: lines[1]]
+    blocks = head + evidence + tail + side  # side advice last: the least urgent
+    return Content.assemble(*(part for block in blocks for part in block)).rstrip("\n")
+
+
+def _blocks(view: NowView, now: float, density: str) -> tuple[list, list, list, list]:
+    """The body's parts, each a list of lines: (title, evidence, countdown and keys, side)."""
     compact = density == COMPACT
-    if not compact:
-        parts.append((fmt.one_line(view.title, 300), "bold"))
-        if view.confidence and view.confidence not in ("high",):
-            parts.append((f"  ({view.confidence} confidence)", "$text-muted italic"))
-        parts.append("\n")
-    for item in view.evidence[: _EVIDENCE[density]]:
-        parts.append(("▸ " if not compact else "", "$text-muted"))
-        parts.append(fmt.one_line(item, 300))
-        parts.append("\n")
-    if view.backoff_until is not None:
-        left = view.backoff_until - now
-        label = view.backoff_label or "next try"
-        if left > 0:
-            parts.append((f"» {label} in ", "$warning"))
-            parts.append((fmt.countdown(left), "bold $warning"))
-            parts.append("\n")
-        else:
-            parts.append((f"» {label}: now\n", "bold $success"))
+    head = [] if compact else [_title(view)]
+    evidence = [[("▸ " if not compact else "", "$text-muted"), fmt.one_line(item, 300), "\n"]
+                for item in view.evidence[: _EVIDENCE[density]]]
+    tail = [block for block in (_countdown(view, now), _keys(view, density)) if block]
+    side = [[("+ ", "bold $accent"), fmt.one_line(item, 300), "\n"] for item in view.side[: _SIDE[density]]]
+    return head, evidence, tail, side
+
+
+def _rows(blocks: list[list], width: int) -> int:
+    return sum(len(Content.assemble(*block).rstrip("\n").wrap(width)) for block in blocks)
+
+
+def _fitting(blocks: list[list], width: int, room: int) -> list[list]:
+    """The first blocks that fit in `room` rows together."""
+    kept = []
+    for block in blocks:
+        room -= _rows([block], width)
+        if room < 0:
+            break
+        kept.append(block)
+    return kept
+
+
+def _title(view: NowView) -> list:
+    block: list = [(fmt.one_line(view.title, 300), "bold")]
+    if view.confidence and view.confidence not in ("high",):
+        block.append((f"  ({view.confidence} confidence)", "$text-muted italic"))
+    return block + ["\n"]
+
+
+def _countdown(view: NowView, now: float) -> list:
+    if view.backoff_until is None:
+        return []
+    left = view.backoff_until - now
+    label = view.backoff_label or "next try"
+    if left > 0:
+        return [(f"» {label} in ", "$warning"), (fmt.countdown(left), "bold $warning"), "\n"]
+    return [(f"» {label}: now\n", "bold $success")]
+
+
+def _keys(view: NowView, density: str) -> list:
     keys: list = []
     if view.commands:
         keys.append(("In Codex: ", "$text-muted"))
@@ -109,16 +158,7 @@ def body_content(view: NowView, now: float, tz: tzinfo | None, density: str) -> 
     if view.wizard_available:
         keys.append(("   [w]" if keys else "[w]", "bold $accent"))
         keys.append((" triage wizard", "$text-muted"))
-    if keys:
-        parts.extend(keys)
-        parts.append("\n")
-    # Side advice last: what a pane too short for all of it cuts (max-height) is the least
-    # urgent, never the keys
-    for item in view.side[: _SIDE[density]]:
-        parts.append(("+ ", "bold $accent"))
-        parts.append(fmt.one_line(item, 300))
-        parts.append("\n")
-    return Content.assemble(*parts).rstrip("\n")  # no blank line under the last one
+    return keys + ["\n"] if keys else []
 
 
 def last_failure_content(view: NowView | None, now: float, tz: tzinfo | None) -> Content:
@@ -149,6 +189,7 @@ class DecisionPanel(Vertical):
     DecisionPanel #band.-act { background: $primary-muted; color: $text; }
     DecisionPanel #band.-stop { background: $error-muted; color: $text; }
     DecisionPanel #body { height: auto; }
+    DecisionPanel.-short { max-height: 11; }
     DecisionPanel.-short #band { height: 1; }
     DecisionPanel.-compact { border: none; padding: 0; max-height: 6; }
     DecisionPanel.-compact #band { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -157,6 +198,8 @@ class DecisionPanel(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.border_title = "Now"
+        self._fitted_to: tuple | None = None  # (view, density, width) that _lines fits
+        self._lines: tuple[int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", markup=False, id="band")
@@ -175,4 +218,9 @@ class DecisionPanel(Vertical):
         if set(band.classes) != {f"-{severity(view.action)}"}:  # restyling repaints
             band.set_classes(f"-{severity(view.action)}")
         show_content(band, band_content(view, density))
-        show_content(body, body_content(view, now, tz, density))
+        # What fits is worked out again for a new view or size only: a second's tick (the
+        # countdown) changes neither, and wrapping the lines to count them takes 0.4 ms.
+        if self._fitted_to != (view, density, body.size.width):
+            self._fitted_to = (view, density, body.size.width)
+            self._lines = fitting_lines(view, now, density, body.size.width)
+        show_content(body, body_content(view, now, tz, density, self._lines))

@@ -1,0 +1,50 @@
+"""The Now panel's text for each density and width: what is left out, and what never is."""
+
+from __future__ import annotations
+
+from codexwatch.ui.view import NowView
+from codexwatch.ui.widgets.decision import COMPACT, FULL, SHORT, body_content, fitting_lines
+
+NOW = 1_800_000_000.0
+FILLER = "words enough to wrap once in a pane eighty columns wide, and more words after them"
+
+
+def view(evidence: int = 6, side: int = 3) -> NowView:
+    return NowView(
+        action="wait", title="Wait: OpenAI is working on a Codex incident",
+        evidence=tuple(f"evidence {i}: {FILLER} (end of evidence {i})" for i in range(evidence)),
+        side=tuple(f"side {i}: {FILLER} (end of side {i})" for i in range(side)),
+        commands=("/model",), backoff_until=NOW + 30,
+        backoff_label="Back off: wait 30 s after failure 1; next try", wizard_available=True,
+    )
+
+
+def rows(content, width: int) -> int:
+    return len(content.wrap(width))
+
+
+def test_without_a_width_each_density_shows_its_own_number_of_lines():
+    for density, evidence, side in ((FULL, 4, 2), (SHORT, 2, 1), (COMPACT, 1, 0)):
+        text = body_content(view(), NOW, None, density).plain
+        assert sum(f"evidence {i}:" in text for i in range(6)) == evidence
+        assert sum(f"side {i}:" in text for i in range(3)) == side
+        assert "next try in 0:30" in text and "[w] triage wizard" in text
+
+
+def test_a_narrow_width_leaves_out_whole_lines_of_evidence_and_side_advice_never_the_keys():
+    for density, room in ((FULL, 15 - 2 - 3), (SHORT, 11 - 2 - 1)):
+        for width in (60, 76, 116):
+            content = body_content(view(), NOW, None, density, fitting_lines(view(), NOW, density, width))
+            text = content.plain
+            assert rows(content, width) <= room, (density, width)
+            assert "evidence 0:" in text and "next try in 0:30" in text and "[c] copy" in text
+            for kind, limit in (("evidence", 6), ("side", 3)):
+                shown = [i for i in range(limit) if f"{kind} {i}:" in text]
+                assert shown == list(range(len(shown)))  # the first ones, in order
+                assert all(f"(end of {kind} {i})" in text for i in shown)  # each one whole
+
+
+def test_side_advice_comes_after_the_keys_and_fills_the_rows_left():
+    wide = body_content(view(evidence=1, side=2), NOW, None, FULL, fitting_lines(view(evidence=1, side=2), NOW, FULL, 200)).plain
+    assert wide.index("[w] triage wizard") < wide.index("side 0:") < wide.index("side 1:")
+    assert rows(body_content(view(evidence=1, side=0), NOW, None, FULL, fitting_lines(view(evidence=1, side=0), NOW, FULL, 200)), 200) == 4
