@@ -48,3 +48,9 @@ def test_side_advice_comes_after_the_keys_and_fills_the_rows_left():
     wide = body_content(view(evidence=1, side=2), NOW, None, FULL, fitting_lines(view(evidence=1, side=2), NOW, FULL, 200)).plain
     assert wide.index("[w] triage wizard") < wide.index("side 0:") < wide.index("side 1:")
     assert rows(body_content(view(evidence=1, side=0), NOW, None, FULL, fitting_lines(view(evidence=1, side=0), NOW, FULL, 200)), 200) == 4
+
+
+def test_the_back_off_counts_down_from_the_view_it_was_given_and_ends_in_now():
+    shown = [body_content(view(), NOW + dt, None, FULL).plain for dt in (0, 5, 31)]
+    assert "next try in 0:30" in shown[0] and "next try in 0:25" in shown[1]
+    assert "Back off: wait 30 s after failure 1; next try: now" in shown[2]

@@ -157,17 +157,19 @@ def test_rebuilds_for_the_advice_to_age_take_a_bounded_share_of_a_core(tmp_path)
     app = CodexWatchApp(config(tmp_path, load_history=False))
     episode = SimpleNamespace(now=SimpleNamespace(wizard_available=True, backoff_until=None))
     quiet = SimpleNamespace(now=None)
-    for view, seconds, every in ((episode, 0.01, app_module.REBUILD_EPISODE_S),
+    for view, seconds, every in ((episode, 0.005, app_module.REBUILD_EPISODE_S),
                                  (episode, 0.3, 0.3 / app_module.AGING_SHARE),
-                                 (quiet, 0.1, app_module.REBUILD_IDLE_S),
+                                 (quiet, 0.05, app_module.REBUILD_IDLE_S),
                                  (quiet, 0.6, 0.6 / app_module.AGING_SHARE)):
         app.view, app._build_seconds = view, seconds
         assert app._rebuild_every() == pytest.approx(every)
         assert app._build_seconds / app._rebuild_every() <= app_module.AGING_SHARE + 1e-9
-    # A back-off counting down is still shown to the second.
+    # A back-off counting down is shown to the second by the clock tick, not by rebuilds
+    # (test_now_panel): it does not make them any more frequent.
     app.view = SimpleNamespace(now=SimpleNamespace(wizard_available=True, backoff_until=NOW + 30))
-    app._build_seconds = 0.3
-    assert app._rebuild_every() == app_module.CLOCK_TICK_S
+    for seconds, every in ((0.005, app_module.REBUILD_EPISODE_S), (0.3, 0.3 / app_module.AGING_SHARE)):
+        app._build_seconds = seconds
+        assert app._rebuild_every() == pytest.approx(every)
 
 
 async def test_each_published_view_is_shown_once_by_each_screen(tmp_path, monkeypatch):
