@@ -21,7 +21,7 @@ from codexwatch.ui.widgets import clear_table, show_content
 RECENT_S = 24 * 3600  # ended runs shown for a day
 _ENDED = {"ok": "ok", "gave_up": "gave up", "failed": "failed", "aborted": "aborted"}
 _STYLE = {"ok": "green", "gave up": "bold red", "failed": "bold red", "aborted": "yellow",
-          "ended": "dim"}
+          "ended": "dim", "backing off": "bold yellow"}
 EMPTY = ("No `codexwatch run` recorded in the last day. `codexwatch run -- codex exec PROMPT` "
          "retries Codex through capacity errors and shows here while it works.")
 
@@ -33,8 +33,8 @@ class RunRow:
     task: str
     attempt: str
     model: str
-    state: str  # running | backing off until HH:MM:SS | ok | gave up | failed | aborted | ended
-    countdown: str
+    state: str  # running | backing off | retrying | queued | ok | gave up | failed | aborted | ended
+    countdown: str  # backing off: "1:05 (until HH:MM:SS)"
 
 
 def _backing_off(task: dict, now: float) -> bool:
@@ -55,8 +55,9 @@ def _state(run: dict, task: dict, now: float, tz: tzinfo | None) -> tuple[str, s
     if not run.get("live"):
         return "ended", ""  # killed, or its heartbeat stopped: not running any more
     if _backing_off(task, now):
+        # The countdown first: a narrow pane (80 columns) cuts the table's last cells
         until = task["until"]
-        return f"backing off until {fmt.local_time(until, tz, now=now)}", fmt.countdown(until - now)
+        return "backing off", f"{fmt.countdown(until - now)} (until {fmt.local_time(until, tz, now=now)})"
     if state == "backing_off":
         return "retrying", ""
     return ("queued" if state == "queued" else "running"), ""
@@ -142,7 +143,5 @@ class RunsTable(Vertical):
         show_content(empty, EMPTY)
         clear_table(table, False, self._add_columns)
         for row in rows:
-            word = row.state.split(" ")[0] if row.state.startswith("backing") else row.state
             table.add_row(Text(row.run), Text(row.task), Text(row.attempt), Text(row.model),
-                          Text(row.state, style=_STYLE.get(word, "bold yellow" if row.state.startswith("backing") else "")),
-                          Text(row.countdown), key=row.key)
+                          Text(row.state, style=_STYLE.get(row.state, "")), Text(row.countdown), key=row.key)
