@@ -25,6 +25,9 @@ COMPACT_WIDTH = 80
 COMPACT_HEIGHT = 24
 SHORT_HEIGHT = 34  # below it the advice is shortened: the failures and details keep rows
 TINY_HEIGHT = 13
+# A plan window's line with its full bar and "resets Thu 00:00 (in 31 h 25 min)" is 81
+# columns: below this the bar is half as long, so the line does not wrap
+USAGE_WIDTH = 90
 
 
 class LoadingLine(Vertical):
@@ -168,7 +171,7 @@ class DashboardScreen(ViewScreen):
         if "runs" in tabs:  # their countdowns move with the clock
             self.query_one(RunsTable).show(self._update.runs, now, tz)
         if "models" in tabs:  # the reset countdowns move with the clock
-            self.query_one(UsagePanel).show(view.usage, now, tz, narrow=self.size.width < COMPACT_WIDTH)
+            self.query_one(UsagePanel).show(view.usage, now, tz, narrow=self.size.width < USAGE_WIDTH)
         if clock_only:
             return
         if "failures" in tabs:
