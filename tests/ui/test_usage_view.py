@@ -134,3 +134,16 @@ def test_the_dashboards_peak_hint_is_the_advices_own_with_or_without_older_turns
         alone = advise(current, turns, None, NOW, UTC)
         assert any(s.startswith("Peak hours: 4 of your 4 turns") for s in view.advice.side)
         assert view.advice.side == alone.side
+
+
+def test_a_plan_windows_line_fits_the_pane_the_dashboard_shows_it_in():
+    # a reset more than a day away gives the longest line: "resets Thu 00:00 (in 31 h 23 min)"
+    from codexwatch.ui.screens.dashboard import USAGE_WIDTH
+
+    usage = reading(34.0, 61.0, resetwk=NOW + 31 * 3600 + 23 * 60)
+    view = build_dashboard([turn(T0, "ok", None, session="b", usage=usage)], [], None, NOW, UTC,
+                           status_enabled=False)
+    for width in (80, USAGE_WIDTH - 1, USAGE_WIDTH, 120):
+        lines = usage_content(view.usage, NOW, UTC, narrow=width < USAGE_WIDTH).plain.splitlines()
+        assert "(in 31 h 23 min)" in lines[2]
+        assert all(len(line) <= width - 2 for line in lines[1:]), width  # the panel's padding
