@@ -18,6 +18,7 @@ import orjson
 from codexwatch.commands.common import HomeUnreadable, fail, load
 from codexwatch.config import ConfigError
 from codexwatch.core.advice import Advice, advise
+from codexwatch.core.advice_wording import plural
 from codexwatch.core.models import StatusSnapshot, Turn
 from codexwatch.core.stats import current_episode, episode_json
 from codexwatch.core.times import iso_utc, parse_iso
@@ -109,7 +110,7 @@ def render(adv: Advice) -> str:
 def _record(c) -> str:
     if c.success_rate is None:
         return "not run lately"
-    return f"{c.success_rate:>4.0%} of {c.turns} turns"
+    return f"{c.success_rate:>4.0%} of {plural(c.turns, 'turn')}"
 
 
 def run(args, settings) -> int:

@@ -12,6 +12,7 @@ from typing import BinaryIO
 import orjson
 
 from codexwatch.commands.common import HomeUnreadable, fail, load, table
+from codexwatch.core.advice_wording import plural
 from codexwatch.core.stats import StatsFold, episode_json
 from codexwatch.core.times import WEEKDAYS, parse_iso
 from codexwatch.sources.spill import to_disk
@@ -63,7 +64,7 @@ def _rate(counts: dict) -> str:
 
 
 def render(stats: dict) -> str:
-    parts = [f"{stats['turns']} turns: " + ", ".join(f"{k} {v}" for k, v in stats["outcomes"].items())]
+    parts = [f"{plural(stats['turns'], 'turn')}: " + ", ".join(f"{k} {v}" for k, v in stats["outcomes"].items())]
     rows = [
         [m["model"], _rate(m["1h"]), _rate(m["24h"]), _rate(m["7d"]), _rate(m["all"]),
          ", ".join(f"{c} {n}" for c, n in m["all"]["by_class"].items()),

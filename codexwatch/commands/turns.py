@@ -8,6 +8,7 @@ from datetime import datetime
 import orjson
 
 from codexwatch.commands.common import HomeUnreadable, fail, load, table
+from codexwatch.core.advice_wording import plural
 from codexwatch.core.models import TURN_JSON_KEYS, Turn
 from codexwatch.core.times import iso_utc
 
@@ -43,5 +44,5 @@ def run(args, settings) -> int:
         for t in turns
     ]
     print(table(rows, ["started", "session", "model", "outcome", "class", "shape", "ran", "message"]))
-    print(f"\n{len(turns)} turns from {len(history.readers)} files in {settings.codex_home}")
+    print(f"\n{plural(len(turns), 'turn')} from {plural(len(history.readers), 'file')} in {settings.codex_home}")
     return 0

@@ -184,12 +184,12 @@ def _switch_model(f: Facts) -> _Decision:
     if best.source == "catalogue":
         where = (f"next after {f.latest.model} in Codex's own model list"
                  if f.catalogue.get(f.latest.model) is not None else "first in Codex's own model list")
-        record = (f"it succeeded in {best.success_rate:.0%} of your {best.turns} turns on it in the "
+        record = (f"it succeeded in {best.success_rate:.0%} of your {plural(best.turns, 'turn')} on it in the "
                   "last 7 days" if best.turns else "you have not run it in the last 7 days")
         ev = [f"{best.model} is {where}; {record}. Capacity is per model, so another model may "
               "have room."]
     else:
-        ev = [f"{best.model} succeeded in {best.success_rate:.0%} of your {best.turns} turns on it "
+        ev = [f"{best.model} succeeded in {best.success_rate:.0%} of your {plural(best.turns, 'turn')} on it "
               f"in the last 7 days; capacity is per model, so another model may have room."]
     if best.tier == "light":
         ev.append("Light models suit small fixes, not refactors.")

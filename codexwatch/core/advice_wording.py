@@ -71,7 +71,7 @@ def peak_hint(turns: list[Turn], now: float, tz: tzinfo | None, week: dict | Non
     compare = f"{off_fail} of {off} off-peak" if off else "you ran nothing off-peak to compare"
     quiet = [f"{WEEKDAYS[d]} {h:02d}:00" for d, h in grid["quietest"] if not (d < 5 and h in PEAK_HOURS)]
     best = f" Your quietest hours: {', '.join(quiet[:3])}." if quiet else ""
-    return (f"Peak hours: {peak_fail} of your {peak} turns on weekdays "
+    return (f"Peak hours: {peak_fail} of your {plural(peak, 'turn')} on weekdays "
             f"{PEAK_HOURS.start:02d}–{PEAK_HOURS.stop:02d} h failed in the last 7 days "
             f"({compare}); run long jobs in the evening or at the weekend.{best}")
 
@@ -137,7 +137,7 @@ def fast_rates(turns: list[Turn], now: float) -> str:
     off = [t for t in recent if t.fast is False]
     without = (f"without Fast {sum(t.failed for t in off)} of {len(off)}" if off
                else "no turns without Fast to compare")
-    return f"Last 7 days: with Fast {sum(t.failed for t in on)} of {len(on)} turns failed; {without}."
+    return f"Last 7 days: with Fast {sum(t.failed for t in on)} of {plural(len(on), 'turn')} failed; {without}."
 
 
 def backoff_rule(b: Backoff, episode: Episode) -> str:

@@ -20,7 +20,7 @@ import orjson
 
 from codexwatch import __version__
 from codexwatch.core.advice_facts import TRIED_KEYS, status_state, tried_steps
-from codexwatch.core.advice_wording import span
+from codexwatch.core.advice_wording import plural, span
 from codexwatch.core.incident_link import link_incident
 from codexwatch.core.models import Episode, Incident, StatusSnapshot, Turn
 from codexwatch.core.redact import redact, redact_value
@@ -299,7 +299,7 @@ def _failure_table(d: dict) -> list[str]:
 def render_markdown(d: dict) -> str:
     ep = d["episode"]
     models = ", ".join(d["models"]) or "unknown model"
-    lines = [f"## Codex: {ep['failures']} failed turns on {models}", "",
+    lines = [f"## Codex: {plural(ep['failures'], 'failed turn')} on {models}", "",
              "<!-- Check this text before you share it. codexwatch left out prompts, code, "
              "tool output, keys, tokens and e-mail addresses, and wrote home paths as ~. -->", "",
              "| | |", "|---|---|"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from codexwatch.core.advice_facts import Advice, TriedStep, status_state
-from codexwatch.core.advice_wording import local_time
+from codexwatch.core.advice_wording import local_time, plural
 from codexwatch.core.classify import info_key
 from codexwatch.core.models import Episode, StatusSnapshot
 
@@ -128,7 +128,7 @@ def _candidate_line(c) -> str:
     if c.success_rate is None:
         return f"{c.model} ({c.tier}): in Codex's own model list; not run in the last 7 days"
     where = "in Codex's own model list; " if c.source == "catalogue" else ""
-    return (f"{c.model} ({c.tier}): {where}{c.success_rate:.0%} of {c.turns} turns succeeded "
+    return (f"{c.model} ({c.tier}): {where}{c.success_rate:.0%} of {plural(c.turns, 'turn')} succeeded "
             "in the last 7 days")
 
 

@@ -204,3 +204,11 @@ def test_resolved_incident_overlapping_the_failures_is_listed():
                                    resolved_at=T0 + 300, codex=True, url=None))
     md = build_report(episode(f), [f], snap, T0 + 600, UTC).markdown
     assert "Elevated errors: resolved, since 2026-11-25 19:45:00 UTC, resolved 2026-11-25 20:05:00 UTC" in md
+
+
+def test_the_heading_counts_in_words_that_agree_with_the_number():
+    one, two = turn(T0), turn(T0 + 60, index=1)
+    assert build_report(episode(one), [one], snapshot(), T0, UTC).markdown.startswith(
+        "## Codex: 1 failed turn on ")
+    assert build_report(episode(one, two), [one, two], snapshot(), T0, UTC).markdown.startswith(
+        "## Codex: 2 failed turns on ")

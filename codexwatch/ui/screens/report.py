@@ -10,6 +10,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Footer, Static, TextArea
 
+from codexwatch.core.advice_wording import plural
 from codexwatch.ui.screens import TriageScreen
 from codexwatch.ui.view import ViewUpdate
 
@@ -111,7 +112,7 @@ class ReportScreen(TriageScreen):
             title.update(Content.assemble((" Writing the report…", "bold")))
             return
         state = "ongoing" if episode.ongoing else "ended"
-        title.update(Content.assemble((f" Report of episode {episode.id} ({state}, {len(episode.failures)} failures)", "bold")))
+        title.update(Content.assemble((f" Report of episode {episode.id} ({state}, {plural(len(episode.failures), 'failure')})", "bold")))
         self.query_one(ReportPreview).show(report, episode.id)
 
     def action_copy(self) -> None:

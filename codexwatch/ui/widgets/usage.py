@@ -78,6 +78,8 @@ def usage_content(view: UsageView | None, now: float, tz: tzinfo | None, narrow:
 
 
 def context_content(view: ContextView | None) -> Content:
+    from codexwatch.core.advice_wording import plural  # as the view's advice: after the first paint
+
     if view is None:
         return Content.assemble(("Failures by context fill: ", "bold"),
                                 ("no turn with a recorded context yet.", "$text-muted"))
@@ -97,7 +99,7 @@ def context_content(view: ContextView | None) -> Content:
             parts.append(f"  {b.label.rjust(width)}  ")
             parts += _track((b.rate or 0.0) / top, BAR_WIDTH, style)
             if b.turns:
-                parts.append(f" {fmt.percent(b.rate):>4}  {b.failures} of {b.turns} turns\n")
+                parts.append(f" {fmt.percent(b.rate):>4}  {b.failures} of {plural(b.turns, 'turn')}\n")
             else:
                 parts.append(("    —  no turns\n", "$text-muted"))
     parts.append(view.threshold)
