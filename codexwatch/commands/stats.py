@@ -76,10 +76,10 @@ def render(stats: dict) -> str:
         rows = [
             [e["id"], _short(e["first"]), str(e["failures"]),
              ", ".join(f"{c} {n}" for c, n in e["classes"].items()), ", ".join(e["models"]),
-             "ongoing" if e["ongoing"] else ""]
+             "ongoing" if e["ongoing"] else "ended"]
             for e in stats["episodes"][-10:]
         ]
-        parts.append(table(rows, ["episode", "first (local)", "n", "classes", "models", ""]))
+        parts.append(table(rows, ["episode", "first (local)", "n", "classes", "models", "state"]))
     quiet = stats["hour_of_week"]["quietest"]
     if quiet:
         parts.append("Quietest hours: " + ", ".join(f"{WEEKDAYS[d]} {h:02d}:00" for d, h in quiet))

@@ -32,6 +32,15 @@ def test_stats_json_has_models_episodes_and_parser(capsysbinary):
     assert stats["parser"]["files"] == 1 and stats["parser"]["understood"] == 1.0
 
 
+def test_stats_text_names_every_column_and_says_each_episode_s_state(capsys):
+    assert main(["stats", "--no-status", "--codex-home", str(REAL_CLI / "tui-0.171.0"), "--since", "all"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("episode "))
+    assert lines[header].split()[-1] == "state"
+    assert lines[header + 2].split()[-1] == "ended"  # the recording's episode is long over
+    assert lines[0] == "5 turns: ok 2, failed 3"
+
+
 def test_since_filters_old_turns(capsysbinary):
     assert main(["turns", "--json", "--codex-home", str(REAL_CLI / "tui-0.171.0"), "--since", "1m"]) == 0
     assert capsysbinary.readouterr().out == b""
