@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from codexwatch.ui.view import NowView
-from codexwatch.ui.widgets.decision import COMPACT, FULL, SHORT, body_content, fitting_lines
+from codexwatch.ui.widgets.decision import COMPACT, FULL, SHORT, body_content, fitted
 
 NOW = 1_800_000_000.0
 FILLER = "words enough to wrap once in a pane eighty columns wide, and more words after them"
@@ -23,6 +23,14 @@ def rows(content, width: int) -> int:
     return len(content.wrap(width))
 
 
+def shown_at(v: NowView, density: str, width: int):
+    return body_content(v, NOW, None, density, fitted(v, NOW, density, width))
+
+
+def unwrapped(content) -> str:
+    return " ".join(line.strip() for line in content.plain.splitlines())
+
+
 def test_without_a_width_each_density_shows_its_own_number_of_lines():
     for density, evidence, side in ((FULL, 4, 2), (SHORT, 2, 1), (COMPACT, 1, 0)):
         text = body_content(view(), NOW, None, density).plain
@@ -34,8 +42,8 @@ def test_without_a_width_each_density_shows_its_own_number_of_lines():
 def test_a_narrow_width_leaves_out_whole_lines_of_evidence_and_side_advice_never_the_keys():
     for density, room in ((FULL, 15 - 2 - 3), (SHORT, 11 - 2 - 1)):
         for width in (60, 76, 116):
-            content = body_content(view(), NOW, None, density, fitting_lines(view(), NOW, density, width))
-            text = content.plain
+            content = shown_at(view(), density, width)
+            text = unwrapped(content)
             assert rows(content, width) <= room, (density, width)
             assert "evidence 0:" in text and "next try in 0:30" in text and "[c] copy" in text
             for kind, limit in (("evidence", 6), ("side", 3)):
@@ -45,9 +53,17 @@ def test_a_narrow_width_leaves_out_whole_lines_of_evidence_and_side_advice_never
 
 
 def test_side_advice_comes_after_the_keys_and_fills_the_rows_left():
-    wide = body_content(view(evidence=1, side=2), NOW, None, FULL, fitting_lines(view(evidence=1, side=2), NOW, FULL, 200)).plain
+    wide = shown_at(view(evidence=1, side=2), FULL, 200).plain
     assert wide.index("[w] triage wizard") < wide.index("side 0:") < wide.index("side 1:")
-    assert rows(body_content(view(evidence=1, side=0), NOW, None, FULL, fitting_lines(view(evidence=1, side=0), NOW, FULL, 200)), 200) == 4
+    assert rows(shown_at(view(evidence=1, side=0), FULL, 200), 200) == 4
+
+
+def test_a_wrapped_line_continues_under_its_text_not_under_its_bullet():
+    lines = shown_at(view(evidence=1, side=1), FULL, 60).plain.splitlines()
+    assert all(len(line) <= 60 for line in lines)
+    for bullet in ("▸ evidence 0:", "+ side 0:"):
+        first = next(i for i, line in enumerate(lines) if line.startswith(bullet))
+        assert lines[first + 1].startswith("  ") and lines[first + 1][2] != " "
 
 
 def test_the_back_off_counts_down_from_the_view_it_was_given_and_ends_in_now():

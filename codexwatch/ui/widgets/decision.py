@@ -79,31 +79,35 @@ def band_content(view: NowView, density: str) -> Content:
     return Content.assemble(*parts)
 
 
-def fitting_lines(view: NowView, now: float, density: str, width: int) -> tuple[int, int]:
-    """How many lines of evidence and of side advice the body shows at `width`: as many as
-    `density` allows that fit, each whole, in the panel's height. A pane cuts the panel at
-    its bottom, and the keys and the countdown must stay (the first line of evidence too)."""
+def fitted(view: NowView, now: float, density: str, width: int) -> tuple[list, list]:
+    """The lines of evidence and of side advice the body shows at `width`: as many as
+    `density` allows that fit, each whole, in the panel's height, and each wrapped under its
+    own text, not under its bullet. A pane cuts the panel at its bottom, and the keys and
+    the countdown must stay (the first line of evidence too)."""
     head, evidence, tail, side = _blocks(view, now, density)
     if width <= 0:  # not laid out yet
-        return len(evidence), len(side)
-    room = _MAX_ROWS[density] - _FRAME[density] - _BAND_ROWS[density] - _rows(head + evidence[:1] + tail, width)
+        return evidence, side
+    evidence, side = [_hanging(b, width) for b in evidence], [_hanging(b, width) for b in side]
+    room = _MAX_ROWS[density] - _FRAME[density] - _BAND_ROWS[density] - _rows(head + tail, width)
+    room -= _rows(evidence[:1], width)
     more = _fitting(evidence[1:], width, room)
-    return 1 + len(more) if evidence else 0, len(_fitting(side, width, room - _rows(more, width)))
+    return evidence[:1] + more, _fitting(side, width, room - _rows(more, width))
 
 
 def body_content(view: NowView, now: float, tz: tzinfo | None, density: str,
-                 lines: tuple[int, int] | None = None) -> Content:
-    """The title, evidence, back-off countdown, keys and side advice, as many as `density`
-    allows, or `lines` (fitting_lines) of evidence and side advice."""
+                 shown: tuple[list, list] | None = None) -> Content:
+    """The title, evidence, back-off countdown, keys and side advice: as many as `density`
+    allows, or the evidence and side advice `shown` (fitted())."""
     head, evidence, tail, side = _blocks(view, now, density)
-    if lines is not None:
-        evidence, side = evidence[: lines[0]], side[: lines[1]]
+    if shown is not None:
+        evidence, side = shown
     blocks = head + evidence + tail + side  # side advice last: the least urgent
     return Content.assemble(*(part for block in blocks for part in block)).rstrip("\n")
 
 
 def _blocks(view: NowView, now: float, density: str) -> tuple[list, list, list, list]:
-    """The body's parts, each a list of lines: (title, evidence, countdown and keys, side)."""
+    """The body's parts, each a list of lines: (title, evidence, countdown and keys, side).
+    A line of evidence or side advice is [its bullet, its text, a newline]."""
     compact = density == COMPACT
     head = [] if compact else [_title(view)]
     evidence = [[("▸ " if not compact else "", "$text-muted"), fmt.one_line(item, 300), "\n"]
@@ -111,6 +115,20 @@ def _blocks(view: NowView, now: float, density: str) -> tuple[list, list, list, 
     tail = [block for block in (_countdown(view, now), _keys(view, density)) if block]
     side = [[("+ ", "bold $accent"), fmt.one_line(item, 300), "\n"] for item in view.side[: _SIDE[density]]]
     return head, evidence, tail, side
+
+
+def _hanging(block: list, width: int) -> list:
+    """A bulleted line wrapped at `width`, its continuation lines under its text."""
+    bullet, text, _ = block
+    indent = len(bullet[0])
+    if not indent:
+        return block
+    rows = Content(text).wrap(max(width - indent, 1))
+    out: list = [bullet]
+    for i, row in enumerate(rows):
+        out += [" " * indent] if i else []
+        out += [row, "\n"]
+    return out
 
 
 def _rows(blocks: list[list], width: int) -> int:
@@ -198,8 +216,8 @@ class DecisionPanel(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.border_title = "Now"
-        self._fitted_to: tuple | None = None  # (view, density, width) that _lines fits
-        self._lines: tuple[int, int] | None = None
+        self._fitted_to: tuple | None = None  # (view, density, width) that _shown fits
+        self._shown: tuple[list, list] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", markup=False, id="band")
@@ -219,8 +237,8 @@ class DecisionPanel(Vertical):
             band.set_classes(f"-{severity(view.action)}")
         show_content(band, band_content(view, density))
         # What fits is worked out again for a new view or size only: a second's tick (the
-        # countdown) changes neither, and wrapping the lines to count them takes 0.4 ms.
+        # countdown) changes neither, and wrapping the lines takes 0.4 ms.
         if self._fitted_to != (view, density, body.size.width):
             self._fitted_to = (view, density, body.size.width)
-            self._lines = fitting_lines(view, now, density, body.size.width)
-        show_content(body, body_content(view, now, tz, density, self._lines))
+            self._shown = fitted(view, now, density, body.size.width)
+        show_content(body, body_content(view, now, tz, density, self._shown))
