@@ -70,3 +70,16 @@ def test_the_back_off_counts_down_from_the_view_it_was_given_and_ends_in_now():
     shown = [body_content(view(), NOW + dt, None, FULL).plain for dt in (0, 5, 31)]
     assert "next try in 0:30" in shown[0] and "next try in 0:25" in shown[1]
     assert "Back off: wait 30 s after failure 1; next try: now" in shown[2]
+
+
+def test_hanging_wraps_under_the_text_and_leaves_a_line_whole_until_the_width_is_known():
+    from textual.content import Content
+
+    from codexwatch.ui.widgets import hanging
+
+    text = "gpt-6-luna (light): in Codex's own model list; 79% of 14 turns succeeded"
+    lines = Content.assemble(*hanging(("  ▸ ", "$text-muted"), text, 30)).plain.splitlines()
+    assert len(lines) > 2 and all(len(line) <= 30 for line in lines)
+    assert lines[0].startswith("  ▸ gpt-6-luna") and all(line.startswith("    ") for line in lines[1:])
+    assert " ".join(line.strip() for line in lines).replace("▸ ", "") == text
+    assert hanging(("  ▸ ", ""), text, 0) == [("  ▸ ", ""), text, "\n"]

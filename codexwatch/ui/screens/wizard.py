@@ -14,10 +14,12 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, Footer, Static
 
+from codexwatch.core.advice_wording import plural
 from codexwatch.ui import fmt
 from codexwatch.ui.screens import TriageScreen
 from codexwatch.ui.screens.report import ReportPreview
 from codexwatch.ui.view import ViewUpdate
+from codexwatch.ui.widgets import hanging
 
 STATE_MARK = {
     "done": ("✔", "done", "$success"),
@@ -45,7 +47,9 @@ def steps_content(steps, index: int, report_index: int) -> Content:
     return Content.assemble(*parts)
 
 
-def step_content(step, number: int, total: int, episode_note: str | None) -> Content:
+def step_content(step, number: int, total: int, episode_note: str | None, width: int = 0) -> Content:
+    """One step: evidence, what to type, what the logs show; a line wrapped at `width` (when
+    known) continues under its text."""
     mark, label, style = STATE_MARK.get(step.state, ("?", step.state, ""))
     parts: list = [
         (f"Step {number} of {total}  ", "$text-muted"),
@@ -58,9 +62,7 @@ def step_content(step, number: int, total: int, episode_note: str | None) -> Con
     if not step.evidence:
         parts.append(("  (nothing in the logs for this step)\n", "$text-muted"))
     for item in step.evidence:
-        parts.append(("  ▸ ", "$text-muted"))
-        parts.append(fmt.one_line(item, 400))
-        parts.append("\n")
+        parts += hanging(("  ▸ ", "$text-muted"), fmt.one_line(item, 400), width)
     parts.append("\n")
     parts.append(("Type in Codex\n", "bold underline"))
     if not step.type_in_codex:
@@ -73,7 +75,7 @@ def step_content(step, number: int, total: int, episode_note: str | None) -> Con
         parts.append("\n")
     parts.append("\n")
     parts.append(("What the logs show\n", "bold underline"))
-    parts.append("  " + fmt.one_line(step.afterwards or "nothing yet", 400) + "\n")
+    parts += hanging(("  ", ""), fmt.one_line(step.afterwards or "nothing yet", 400), width)
     return Content.assemble(*parts)
 
 
@@ -90,7 +92,7 @@ class WizardScreen(TriageScreen):
     WizardScreen #wizard-body { height: 1fr; }
     WizardScreen #wizard-steps { width: 44; border-right: solid $panel-lighten-2; padding: 0 1; }
     WizardScreen #wizard-switcher { width: 1fr; }
-    WizardScreen #step-scroll { padding: 0 1; }
+    WizardScreen #step-scroll { padding: 0 1; scrollbar-gutter: stable; }  /* the step wrapped to one width */
     WizardScreen.-narrow #wizard-steps { display: none; }
     """
 
@@ -112,10 +114,11 @@ class WizardScreen(TriageScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.set_class(self.size.width < 80, "-narrow")
+        self.on_resize()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 80, "-narrow")
+        self.call_after_refresh(self._render_step)  # wrapped for the step's new width
 
     @property
     def report_index(self) -> int:
@@ -137,7 +140,7 @@ class WizardScreen(TriageScreen):
             classes = ", ".join(f"{fmt.class_label(c)} ×{n}" for c, n in ep.classes.items())
             title.update(Content.assemble(
                 ("Triage  ", "bold"),
-                (f"{len(ep.failures)} failure{'s' if len(ep.failures) != 1 else ''} since {fmt.local_time(ep.first, tz, now=now)}: {classes}", ""),
+                (f"{plural(len(ep.failures), 'failure')} since {fmt.local_time(ep.first, tz, now=now)}: {classes}", ""),
                 ("  (ongoing)" if ep.ongoing else "  (ended)", "$text-muted"),
             ))
         self.index = min(self.index, self.report_index)
@@ -156,7 +159,8 @@ class WizardScreen(TriageScreen):
         switcher.current = "step-scroll"
         step = self.steps[self.index]
         self.query_one("#step", Static).update(
-            step_content(step, self.index + 1, self.report_index + 1, self._ended_note)
+            step_content(step, self.index + 1, self.report_index + 1, self._ended_note,
+                         self.query_one("#step", Static).size.width)
         )
 
     def watch_index(self) -> None:

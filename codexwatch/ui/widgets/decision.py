@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from codexwatch.ui import fmt
 from codexwatch.ui.view import NowView
-from codexwatch.ui.widgets import show_content
+from codexwatch.ui.widgets import hanging, show_content
 
 # Severity of an action decides the band's colour; the words carry the meaning.
 CALM = ("none",)
@@ -87,7 +87,7 @@ def fitted(view: NowView, now: float, density: str, width: int) -> tuple[list, l
     head, evidence, tail, side = _blocks(view, now, density)
     if width <= 0:  # not laid out yet
         return evidence, side
-    evidence, side = [_hanging(b, width) for b in evidence], [_hanging(b, width) for b in side]
+    evidence, side = [hanging(b[0], b[1], width) for b in evidence], [hanging(b[0], b[1], width) for b in side]
     room = _MAX_ROWS[density] - _FRAME[density] - _BAND_ROWS[density] - _rows(head + tail, width)
     room -= _rows(evidence[:1], width)
     more = _fitting(evidence[1:], width, room)
@@ -115,20 +115,6 @@ def _blocks(view: NowView, now: float, density: str) -> tuple[list, list, list, 
     tail = [block for block in (_countdown(view, now), _keys(view, density)) if block]
     side = [[("+ ", "bold $accent"), fmt.one_line(item, 300), "\n"] for item in view.side[: _SIDE[density]]]
     return head, evidence, tail, side
-
-
-def _hanging(block: list, width: int) -> list:
-    """A bulleted line wrapped at `width`, its continuation lines under its text."""
-    bullet, text, _ = block
-    indent = len(bullet[0])
-    if not indent:
-        return block
-    rows = Content(text).wrap(max(width - indent, 1))
-    out: list = [bullet]
-    for i, row in enumerate(rows):
-        out += [" " * indent] if i else []
-        out += [row, "\n"]
-    return out
 
 
 def _rows(blocks: list[list], width: int) -> int:
