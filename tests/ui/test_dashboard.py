@@ -58,6 +58,21 @@ def test_a_long_path_is_folded_after_slashes_into_lines_that_fit_and_give_it_bac
     assert fold_path(path, 0) == [path] == fold_path(path, len(path))
 
 
+def test_a_detail_longer_than_the_pane_wraps_under_its_value_not_under_its_label():
+    from dataclasses import replace as with_
+
+    from codexwatch.ui.widgets.failures import turn_detail
+    from tests.unit._advice_builders import T0, UTC, turn
+
+    message = "exceeded retry limit, last status: 429 Too Many Requests, request id: req_0123456789abcdef"
+    failed = with_(turn(T0), message=message)
+    lines = turn_detail(failed, UTC, T0, None, width=60).plain.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("message"))
+    assert lines[at + 1].startswith(" " * 12) and lines[at + 1][12] != " "
+    assert all(len(line) <= 60 for line in lines)
+    assert " ".join(line[12:].strip() for line in lines[at:at + 3]).startswith(message)
+
+
 async def test_the_detail_pane_shows_a_rollout_path_longer_than_the_pane_whole(tmp_path):
     from textual.geometry import Region
 

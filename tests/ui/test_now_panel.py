@@ -82,4 +82,4 @@ def test_hanging_wraps_under_the_text_and_leaves_a_line_whole_until_the_width_is
     assert len(lines) > 2 and all(len(line) <= 30 for line in lines)
     assert lines[0].startswith("  ▸ gpt-6-luna") and all(line.startswith("    ") for line in lines[1:])
     assert " ".join(line.strip() for line in lines).replace("▸ ", "") == text
-    assert hanging(("  ▸ ", ""), text, 0) == [("  ▸ ", ""), text, "\n"]
+    assert hanging(("  ▸ ", ""), text, 0) == [("  ▸ ", ""), (text, ""), "\n"]

@@ -33,15 +33,15 @@ def clear_table(table: DataTable, relayout: bool, add_columns: Callable[[], None
         table.clear()
 
 
-def hanging(bullet: tuple[str, str], text: str, width: int) -> list:
-    """A bulleted line as Content parts, wrapped at `width` with its continuation lines
-    under its text, not under its bullet; as one line (the widget wraps it) when `width` is
-    not known yet (0)."""
+def hanging(bullet: tuple[str, str], text: str, width: int, style: str = "") -> list:
+    """A bulleted (or labelled) line as Content parts, wrapped at `width` with its
+    continuation lines under its text, not under its bullet; as one line (the widget wraps
+    it) when `width` is not known yet (0)."""
     indent = len(bullet[0])
     if width <= 0 or not indent:
-        return [bullet, text, "\n"]
+        return [bullet, (text, style), "\n"]
     out: list = [bullet]
-    for i, row in enumerate(Content(text).wrap(max(width - indent, 1))):
+    for i, row in enumerate(Content.assemble((text, style)).wrap(max(width - indent, 1))):
         out += [" " * indent] if i else []
         out += [row, "\n"]
     return out

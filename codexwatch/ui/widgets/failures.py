@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 
 from codexwatch.core.models import Incident, Turn
 from codexwatch.ui import fmt
-from codexwatch.ui.widgets import clear_table, show_content
+from codexwatch.ui.widgets import clear_table, hanging, show_content
 
 MAX_ROWS = 500
 
@@ -148,9 +148,7 @@ def turn_detail(turn: Turn | None, tz: tzinfo | None, now: float, incident: Inci
     rows: list = []
 
     def row(label: str, value: str | None, style: str = "") -> None:
-        rows.append((f"{label:<{_LABEL}}", "$text-muted"))
-        rows.append((fmt.literal(value) if value else "—", style))
-        rows.append("\n")
+        rows.extend(hanging((f"{label:<{_LABEL}}", "$text-muted"), fmt.literal(value) if value else "—", width, style))
 
     row("failed", f"{fmt.local_time(turn.at, tz, now=now)} after {fmt.duration(turn.duration_ms)}  ·  {fmt.class_cell(turn.error_class)}  ·  {turn.shape or 'shape unknown'}", "bold")
     row("message", turn.message)
@@ -168,7 +166,11 @@ def turn_detail(turn: Turn | None, tz: tzinfo | None, now: float, incident: Inci
     work = f"  ·  {turn.tool_calls} tool call(s) before it failed: check git status there" if turn.tool_calls else ""
     row("cwd", (turn.cwd or "?") + work)
     # Under its label, each line: a path longer than the pane is shown whole.
-    row("file", ("\n" + " " * _LABEL).join(fmt.fold_path(turn.file, width - _LABEL)) if turn.file else None)
+    if turn.file:
+        rows += [(f"{'file':<{_LABEL}}", "$text-muted"),
+                 fmt.literal(("\n" + " " * _LABEL).join(fmt.fold_path(turn.file, width - _LABEL))), "\n"]
+    else:
+        row("file", None)
     return Content.assemble(*rows[:-1])  # no line after the last row: the pane ends there
 
 
