@@ -144,6 +144,7 @@ class WizardScreen(TriageScreen):
                 ("  (ongoing)" if ep.ongoing else "  (ended)", "$text-muted"),
             ))
         self.index = min(self.index, self.report_index)
+        self.refresh_bindings()  # next/back/save depend on the steps, not only on the index
         self._render_step()
         if ep is not None and view.report is not None:
             self.query_one(ReportPreview).show(view.report, ep.id)
