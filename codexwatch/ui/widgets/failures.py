@@ -165,12 +165,9 @@ def turn_detail(turn: Turn | None, tz: tzinfo | None, now: float, incident: Inci
     row("session", f"{turn.session_id}  ·  turn {turn.turn_index + 1}  ·  Codex {turn.cli_version or '?'} {turn.originator or ''}")
     work = f"  ·  {turn.tool_calls} tool call(s) before it failed: check git status there" if turn.tool_calls else ""
     row("cwd", (turn.cwd or "?") + work)
-    # Under its label, each line: a path longer than the pane is shown whole.
-    if turn.file:
-        rows += [(f"{'file':<{_LABEL}}", "$text-muted"),
-                 fmt.literal(("\n" + " " * _LABEL).join(fmt.fold_path(turn.file, width - _LABEL))), "\n"]
-    else:
-        row("file", None)
+    # A path longer than the pane is shown whole, broken after slashes (row() puts each
+    # line under the value)
+    row("file", "\n".join(fmt.fold_path(turn.file, width - _LABEL)) if turn.file else None)
     return Content.assemble(*rows[:-1])  # no line after the last row: the pane ends there
 
 
