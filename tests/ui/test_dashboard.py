@@ -22,6 +22,19 @@ def text_of(widget) -> str:
     return str(widget.render())
 
 
+def pane_lines(widget) -> list[str]:
+    """The lines a widget shows, its border and padding too (the details pane's top border
+    is the first)."""
+    from textual.geometry import Region
+
+    return [strip.text for strip in widget.render_lines(Region(0, 0, *widget.outer_size))]
+
+
+def labels(detail) -> list[str]:
+    """The details pane's rows, each by its first word (its label)."""
+    return [line.split()[0] for line in pane_lines(detail)[1:]]
+
+
 def band_text(app) -> str:
     """The action band, once as shown and once without the letter spacing of the large type."""
     raw = str(app.screen.query_one("#band").render())
@@ -74,8 +87,6 @@ def test_a_detail_longer_than_the_pane_wraps_under_its_value_not_under_its_label
 
 
 async def test_the_detail_pane_shows_a_rollout_path_longer_than_the_pane_whole(tmp_path):
-    from textual.geometry import Region
-
     app = CodexWatchApp(config(make_home(tmp_path)))
     async with app.run_test(size=(100, 34)) as pilot:
         assert await history_shown(pilot)
@@ -83,27 +94,21 @@ async def test_the_detail_pane_shows_a_rollout_path_longer_than_the_pane_whole(t
         detail = app.screen.query_one(TurnDetail)
         path = app.view.failures[-1].file
         assert len(path) > detail.size.width  # folded over lines, not cut at the pane's edge
-        whole = Region(0, 0, *detail.outer_size)  # its border and padding too
-        shown = "".join(strip.text.strip() for strip in detail.render_lines(whole))
+        shown = "".join(line.strip() for line in pane_lines(detail))
         assert path in shown and "incident" in shown  # and the row after it still there
 
 
 async def test_an_80x24_terminal_keeps_rows_of_the_failures_table_and_the_details_first_rows(tmp_path):
-    from textual.geometry import Region
-
     app = CodexWatchApp(config(make_home(tmp_path)))
     async with app.run_test(size=(80, 24)) as pilot:
         assert await history_shown(pilot)
         await pilot.pause()
         table, detail = app.screen.query_one(FailuresTable), app.screen.query_one(TurnDetail)
         assert table.size.height >= 4  # its header and three failures at least
-        shown = [strip.text.split()[0] for strip in detail.render_lines(Region(0, 0, *detail.outer_size))[1:]]
-        assert shown[:3] == ["failed", "message", "incident"]  # whose side it is, before the rest
+        assert labels(detail)[:3] == ["failed", "message", "incident"]  # whose side it is, before the rest
 
 
 async def test_during_an_episode_an_80x24_terminal_shows_the_advice_the_failures_and_their_details(tmp_path):
-    from textual.geometry import Region
-
     home, _, _ = failing_home(tmp_path)
     app = CodexWatchApp(config(home))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -119,8 +124,7 @@ async def test_during_an_episode_an_80x24_terminal_shows_the_advice_the_failures
         assert len(app.view.now.evidence) > 2  # the wizard shows the rest
         table, detail = app.screen.query_one(FailuresTable), app.screen.query_one(TurnDetail)
         assert table.size.height >= 4
-        shown = [strip.text.split()[0] for strip in detail.render_lines(Region(0, 0, *detail.outer_size))[1:]]
-        assert shown[:2] == ["failed", "message"]  # 80x24 left the details no row during an episode
+        assert labels(detail)[:2] == ["failed", "message"]  # 80x24 left the details no row during an episode
 
 
 async def test_a_line_appended_to_a_session_appears_and_changes_the_decision(tmp_path):
