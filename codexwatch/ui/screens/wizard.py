@@ -158,11 +158,9 @@ class WizardScreen(TriageScreen):
             switcher.current = "wizard-report"
             return
         switcher.current = "step-scroll"
-        step = self.steps[self.index]
-        self.query_one("#step", Static).update(
-            step_content(step, self.index + 1, self.report_index + 1, self._ended_note,
-                         self.query_one("#step", Static).size.width)
-        )
+        shown = self.query_one("#step", Static)
+        shown.update(step_content(self.steps[self.index], self.index + 1, self.report_index + 1,
+                                  self._ended_note, shown.size.width))
 
     def watch_index(self) -> None:
         self._render_step()
